@@ -1,0 +1,34 @@
+// Package elastico is the vocabulary of a GPU co-location scheduler that a
+// cluster manager embeds: which configuration each job runs under (batch
+// size, activation checkpointing, mixed precision, GPU count, KV-cache
+// budget) and which GPUs it shares. It implements ElastiCo (arXiv
+// 2608.07971) and the fixes its public review asked for.
+//
+// Like etcd's raft, the core does no I/O. A host (a Volcano or Slurm fork, a
+// simulator, a unit test) runs one cycle per epoch:
+//
+//  1. Build a [State]: the time, the [Cluster] (nodes, GPUs), every [Job] with
+//     its family of [Profile]s (one per [Configuration], built by package rst
+//     from measurements), the job's floor, weight and current [Assignment],
+//     and the [Carry] the previous Plan returned.
+//  2. Call [Scheduler.Epoch]. The default scheduler is pds.New(pds.Config{}):
+//     it reserves headroom for waiting jobs, lets a market of shadow prices
+//     ([PriceSolver], package esp) choose a configuration per job, places
+//     them on GPUs ([Placer], package placement), asks a [Predictor] (package
+//     iac) how co-located jobs would slow each other, and repeats with
+//     penalties until no pair is predicted above tolerance.
+//  3. Apply the [Plan]: its [Action]s (preempt, migrate, reconfigure, start)
+//     each carry [LaunchParams] (memory fraction, MPS limits, batch size,
+//     learning-rate scale) that the host passes to the job; every waiting
+//     job's [Decision] has a [Status] saying why it waits. Keep Plan.Carry for
+//     the next State.
+//
+// Data are plain structs; behaviour sits behind five small interfaces
+// ([Scheduler], [PriceSolver], [Predictor], [Placer], [Profiler]), each with
+// a default implementation in its own package. [State.Validate] rejects bad
+// input with a [*ValidationError] that names the job and the field; every
+// such error wraps [ErrInvalid].
+//
+// Units: SM shares in GPUs (1.0 = all SMs of one GPU), GPU memory and host
+// RAM in GiB, CPU in cores, throughput in the job's own unit per second.
+package elastico

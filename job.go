@@ -1,0 +1,84 @@
+package elastico
+
+import "time"
+
+// Optimizer says how a training job's learning rate must follow a change of
+// batch size, so that a reshaped run is still the same training run.
+type Optimizer int
+
+const (
+	// SGD scales the learning rate linearly with the batch size (Goyal et al.).
+	SGD Optimizer = iota
+	// Adam scales it with the square root of the batch size (Malladi et al.).
+	Adam
+	// AdaScale lets the optimizer adapt its own gain; the scheduler sends 1.
+	AdaScale
+)
+
+func (o Optimizer) String() string {
+	switch o {
+	case SGD:
+		return "sgd"
+	case Adam:
+		return "adam"
+	case AdaScale:
+		return "adascale"
+	}
+	return "Optimizer(?)"
+}
+
+// Assignment is where a job runs: the configuration (by ID) and the GPUs of
+// its replicas (by GPU ID, one per replica).
+type Assignment struct {
+	ConfigID string
+	GPUs     []string
+}
+
+// Job is one training or inference job as the host sees it this epoch.
+type Job struct {
+	ID    string
+	Class Class
+	// Family is every configuration the job may run under, one profile each
+	// (rst builds it). It must not be empty.
+	Family []Profile
+	// Floor is L_j, the lowest throughput (in the profiles' unit) the job
+	// accepts; configurations below it are never chosen. Zero: no floor.
+	Floor float64
+	// Weight is w_j in the objective; zero means 1.
+	Weight   float64
+	Priority int
+	Arrival  time.Time
+	// Remaining is the work left, in reference-equivalent samples (training)
+	// or tokens/requests (inference). Zero means unknown.
+	Remaining float64
+	// Attained is the GPU-seconds of service the job has had (for
+	// least-attained-service policies).
+	Attained float64
+	// Running is the job's current assignment; nil while it waits.
+	Running *Assignment
+	// Spread allows a multi-GPU configuration's replicas on several nodes.
+	Spread bool
+	// Optimizer and ReferenceBatch tell RST how to scale the learning rate
+	// when the batch size changes: the user's learning rate was tuned for
+	// ReferenceBatch. ReferenceBatch zero means the first profile's batch.
+	Optimizer      Optimizer
+	ReferenceBatch int
+}
+
+// EffectiveWeight returns w_j, with zero meaning 1.
+func (j *Job) EffectiveWeight() float64 {
+	if j.Weight == 0 {
+		return 1
+	}
+	return j.Weight
+}
+
+// Profile returns the family's profile with the given configuration ID.
+func (j *Job) Profile(configID string) (*Profile, bool) {
+	for i := range j.Family {
+		if j.Family[i].Config.ID == configID {
+			return &j.Family[i], true
+		}
+	}
+	return nil, false
+}

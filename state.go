@@ -1,0 +1,153 @@
+package elastico
+
+import (
+	"fmt"
+	"time"
+)
+
+// State is the snapshot a host hands to Epoch: the time, the cluster, every
+// job that runs or waits, and what the previous epoch left to carry over.
+// The scheduler reads no clock and keeps no memory of its own: all it knows
+// is here, so the same State always gives the same Plan.
+type State struct {
+	Now     time.Time
+	Cluster Cluster
+	Jobs    []Job
+	// Carry is what the previous Plan returned in Plan.Carry (warm-start
+	// prices, learned penalties). Its zero value is a cold start.
+	Carry Carry
+}
+
+// Carry is the scheduler's memory between epochs, held by the host.
+type Carry struct {
+	// Prices are the last shadow prices, per unit of normalized demand.
+	Prices Vector
+	// Penalties are the learned penalties of configurations that were
+	// predicted to interfere: Penalties[jobID][configID].
+	Penalties map[string]map[string]float64
+}
+
+// Validate checks everything a scheduler relies on and returns the first
+// problem as a *ValidationError naming the job (or node, or GPU) and the
+// field. It returns nil for a State that every Scheduler must accept.
+func (s *State) Validate() error {
+	gpus := make(map[string]*GPU, s.Cluster.NumGPUs())
+	nodes := make(map[string]bool, len(s.Cluster.Nodes))
+	for i := range s.Cluster.Nodes {
+		n := &s.Cluster.Nodes[i]
+		path := fmt.Sprintf("Cluster.Nodes[%d]", i)
+		if n.ID == "" {
+			return invalid("node", "", path+".ID", "is empty")
+		}
+		if nodes[n.ID] {
+			return invalid("node", n.ID, path+".ID", "is a duplicate")
+		}
+		nodes[n.ID] = true
+		if r := checkNumber(n.CPU); r != "" {
+			return invalid("node", n.ID, "CPU", r)
+		}
+		if r := checkNumber(n.RAM); r != "" {
+			return invalid("node", n.ID, "RAM", r)
+		}
+		for k := range n.GPUs {
+			g := &n.GPUs[k]
+			gpath := fmt.Sprintf("GPUs[%d]", k)
+			if g.ID == "" {
+				return invalid("node", n.ID, gpath+".ID", "is empty")
+			}
+			if gpus[g.ID] != nil {
+				return invalid("gpu", g.ID, "ID", "is a duplicate")
+			}
+			gpus[g.ID] = g
+			if r := checkNumber(g.Memory); r != "" {
+				return invalid("gpu", g.ID, "Memory", r)
+			}
+			if g.SMs < 0 {
+				return invalid("gpu", g.ID, "SMs", "is negative")
+			}
+		}
+	}
+	if r, ok := s.Carry.Prices.check(); !ok {
+		return invalid("state", "", "Carry.Prices["+r.String()+"]", "is NaN, infinite or negative")
+	}
+	for jid, m := range s.Carry.Penalties {
+		for cid, v := range m {
+			if r := checkNumber(v); r != "" {
+				return invalid("job", jid, "Carry.Penalties["+cid+"]", r)
+			}
+		}
+	}
+
+	jobs := make(map[string]bool, len(s.Jobs))
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		if j.ID == "" {
+			return invalid("job", "", fmt.Sprintf("Jobs[%d].ID", i), "is empty")
+		}
+		if jobs[j.ID] {
+			return invalid("job", j.ID, "ID", "is a duplicate")
+		}
+		jobs[j.ID] = true
+		if err := j.validate(gpus); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (j *Job) validate(gpus map[string]*GPU) error {
+	if j.Class != Training && j.Class != Inference {
+		return invalid("job", j.ID, "Class", fmt.Sprintf("is %d, want Training or Inference", int(j.Class)))
+	}
+	if len(j.Family) == 0 {
+		return invalid("job", j.ID, "Family", "is empty: a job needs at least one configuration")
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"Floor", j.Floor}, {"Weight", j.Weight}, {"Remaining", j.Remaining}, {"Attained", j.Attained}} {
+		if r := checkNumber(f.v); r != "" {
+			return invalid("job", j.ID, f.name, r)
+		}
+	}
+	if j.ReferenceBatch < 0 {
+		return invalid("job", j.ID, "ReferenceBatch", "is negative")
+	}
+	ids := make(map[string]bool, len(j.Family))
+	best := 0.0
+	for k := range j.Family {
+		p := &j.Family[k]
+		path := fmt.Sprintf("Family[%d]", k)
+		if err := p.validate("job", j.ID, path); err != nil {
+			return err
+		}
+		if ids[p.Config.ID] {
+			return invalid("job", j.ID, path+".Config.ID", fmt.Sprintf("%q is a duplicate", p.Config.ID))
+		}
+		ids[p.Config.ID] = true
+		best = max(best, p.Throughput)
+	}
+	if j.Floor > best {
+		return invalid("job", j.ID, "Floor", fmt.Sprintf("is %g, above every configuration's throughput (best %g)", j.Floor, best))
+	}
+	if a := j.Running; a != nil {
+		p, ok := j.Profile(a.ConfigID)
+		if !ok {
+			return invalid("job", j.ID, "Running.ConfigID", fmt.Sprintf("%q is not in the job's family", a.ConfigID))
+		}
+		if len(a.GPUs) != p.Demand.GPUs {
+			return invalid("job", j.ID, "Running.GPUs", fmt.Sprintf("has %d GPUs, configuration %q needs %d", len(a.GPUs), a.ConfigID, p.Demand.GPUs))
+		}
+		seen := make(map[string]bool, len(a.GPUs))
+		for k, g := range a.GPUs {
+			if gpus[g] == nil {
+				return invalid("job", j.ID, fmt.Sprintf("Running.GPUs[%d]", k), fmt.Sprintf("%q is not a GPU of the cluster", g))
+			}
+			if seen[g] {
+				return invalid("job", j.ID, fmt.Sprintf("Running.GPUs[%d]", k), fmt.Sprintf("%q is listed twice", g))
+			}
+			seen[g] = true
+		}
+	}
+	return nil
+}

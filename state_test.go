@@ -1,0 +1,144 @@
+package elastico
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+func validState() State {
+	return State{
+		Cluster: Cluster{Nodes: []Node{{
+			ID: "n0", CPU: 32, RAM: 256,
+			GPUs: []GPU{{ID: "g0", Model: "V100", Memory: 16, Shared: true}, {ID: "g1", Model: "V100", Memory: 16, Shared: true}},
+		}}},
+		Jobs: []Job{{
+			ID:    "train",
+			Class: Training,
+			Floor: 10,
+			Family: []Profile{
+				{Config: Configuration{ID: "b32", BatchSize: 32, GPUs: 1}, Demand: Demand{GPUs: 1, SM: 0.5, GPUMemory: 6, CPU: 4, RAM: 16}, Throughput: 100, Efficiency: 1},
+				{Config: Configuration{ID: "b64x2", BatchSize: 64, GPUs: 2}, Demand: Demand{GPUs: 2, SM: 0.7, GPUMemory: 9, CPU: 4, RAM: 16}, Throughput: 180, Efficiency: 0.95},
+			},
+			Running: &Assignment{ConfigID: "b32", GPUs: []string{"g1"}},
+		}, {
+			ID:     "serve",
+			Class:  Inference,
+			Family: []Profile{{Config: Configuration{ID: "kv40", KVCacheFrac: 0.4, MaxSeqs: 64}, Demand: Demand{GPUs: 1, SM: 0.3, GPUMemory: 8, CPU: 2, RAM: 8}, Throughput: 900}},
+		}},
+	}
+}
+
+func TestValidate(t *testing.T) {
+	if s := validState(); s.Validate() != nil {
+		t.Fatalf("valid state rejected: %v", s.Validate())
+	}
+	tests := []struct {
+		name      string
+		mutate    func(*State)
+		wantKind  string
+		wantID    string
+		wantField string
+	}{
+		{"NaN SM demand", func(s *State) { s.Jobs[0].Family[1].Demand.SM = math.NaN() }, "job", "train", "Family[1].Demand.SM"},
+		{"infinite memory demand", func(s *State) { s.Jobs[1].Family[0].Demand.GPUMemory = math.Inf(1) }, "job", "serve", "Family[0].Demand.GPUMemory"},
+		{"negative CPU demand", func(s *State) { s.Jobs[0].Family[0].Demand.CPU = -1 }, "job", "train", "Family[0].Demand.CPU"},
+		{"NaN throughput", func(s *State) { s.Jobs[1].Family[0].Throughput = math.NaN() }, "job", "serve", "Family[0].Throughput"},
+		{"negative throughput", func(s *State) { s.Jobs[0].Family[1].Throughput = -5 }, "job", "train", "Family[1].Throughput"},
+		{"infinite throughput", func(s *State) { s.Jobs[0].Family[1].Throughput = math.Inf(1) }, "job", "train", "Family[1].Throughput"},
+		{"SM share above one GPU", func(s *State) { s.Jobs[0].Family[0].Demand.SM = 1.5 }, "job", "train", "Family[0].Demand.SM"},
+		{"zero GPUs", func(s *State) { s.Jobs[0].Family[0].Demand.GPUs = 0 }, "job", "train", "Family[0].Demand.GPUs"},
+		{"efficiency above one", func(s *State) { s.Jobs[0].Family[0].Efficiency = 1.2 }, "job", "train", "Family[0].Efficiency"},
+		{"NaN counter", func(s *State) { s.Jobs[0].Family[0].Counters.Set(DRAMActive, math.NaN()) }, "job", "train", "Family[0].Counters.dram_active"},
+		{"duplicate job ID", func(s *State) { s.Jobs[1].ID = "train" }, "job", "train", "ID"},
+		{"empty job ID", func(s *State) { s.Jobs[1].ID = "" }, "job", "", "Jobs[1].ID"},
+		{"duplicate GPU ID", func(s *State) { s.Cluster.Nodes[0].GPUs[1].ID = "g0" }, "gpu", "g0", "ID"},
+		{"duplicate node ID", func(s *State) {
+			s.Cluster.Nodes = append(s.Cluster.Nodes, Node{ID: "n0"})
+		}, "node", "n0", "Cluster.Nodes[1].ID"},
+		{"negative GPU memory", func(s *State) { s.Cluster.Nodes[0].GPUs[0].Memory = -16 }, "gpu", "g0", "Memory"},
+		{"NaN node CPU", func(s *State) { s.Cluster.Nodes[0].CPU = math.NaN() }, "node", "n0", "CPU"},
+		{"empty family", func(s *State) { s.Jobs[1].Family = nil }, "job", "serve", "Family"},
+		{"duplicate configuration", func(s *State) { s.Jobs[0].Family[1].Config.ID = "b32" }, "job", "train", "Family[1].Config.ID"},
+		{"running on a GPU that does not exist", func(s *State) { s.Jobs[0].Running.GPUs = []string{"g7"} }, "job", "train", "Running.GPUs[0]"},
+		{"running under an unknown configuration", func(s *State) { s.Jobs[0].Running.ConfigID = "b128" }, "job", "train", "Running.ConfigID"},
+		{"running on too few GPUs", func(s *State) { s.Jobs[0].Running.ConfigID = "b64x2" }, "job", "train", "Running.GPUs"},
+		{"floor above every throughput", func(s *State) { s.Jobs[0].Floor = 500 }, "job", "train", "Floor"},
+		{"NaN floor", func(s *State) { s.Jobs[0].Floor = math.NaN() }, "job", "train", "Floor"},
+		{"negative weight", func(s *State) { s.Jobs[1].Weight = -1 }, "job", "serve", "Weight"},
+		{"unknown class", func(s *State) { s.Jobs[1].Class = Class(7) }, "job", "serve", "Class"},
+		{"NaN carried price", func(s *State) { s.Carry.Prices[CPU] = math.NaN() }, "state", "", "Carry.Prices[CPU]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := validState()
+			tc.mutate(&s)
+			err := s.Validate()
+			if err == nil {
+				t.Fatal("Validate accepted the state")
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("error %v does not wrap ErrInvalid", err)
+			}
+			var ve *ValidationError
+			if !errors.As(err, &ve) {
+				t.Fatalf("error %v is not a *ValidationError", err)
+			}
+			if ve.Kind != tc.wantKind || ve.ID != tc.wantID || ve.Field != tc.wantField {
+				t.Errorf("got kind=%q id=%q field=%q (%v), want kind=%q id=%q field=%q",
+					ve.Kind, ve.ID, ve.Field, err, tc.wantKind, tc.wantID, tc.wantField)
+			}
+			if tc.wantID != "" && !strings.Contains(err.Error(), tc.wantID) {
+				t.Errorf("message %q does not name %q", err, tc.wantID)
+			}
+		})
+	}
+}
+
+func TestMarketValidate(t *testing.T) {
+	m := Market{Capacity: Vector{4, 64, 32, 256}, Bidders: []Bidder{{Weight: 1, Options: []Option{{Goodput: 1, Demand: Vector{1, 8, 4, 16}}}}}}
+	if err := m.Validate(); err != nil {
+		t.Fatalf("valid market rejected: %v", err)
+	}
+	bad := m
+	bad.Bidders = []Bidder{{Weight: 0, Options: m.Bidders[0].Options}}
+	if err := bad.Validate(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "Weight") {
+		t.Errorf("zero weight: got %v", err)
+	}
+	bad = m
+	bad.Bidders = []Bidder{{Weight: 1, Options: []Option{{Goodput: 1, Demand: Vector{math.NaN(), 0, 0, 0}}}}}
+	if err := bad.Validate(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "Options[0].Demand[SM]") {
+		t.Errorf("NaN demand: got %v", err)
+	}
+	bad = m
+	bad.Capacity[RAM] = -1
+	if err := bad.Validate(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "Capacity[RAM]") {
+		t.Errorf("negative capacity: got %v", err)
+	}
+}
+
+func TestVectorDominantShare(t *testing.T) {
+	c := Vector{4, 64, 32, 256}
+	if got := (Vector{1, 32, 4, 16}).DominantShare(c); got != 0.5 {
+		t.Errorf("DominantShare = %g, want 0.5 (memory)", got)
+	}
+	if got := (Vector{0, 0, 1, 0}).DominantShare(Vector{1, 1, 0, 1}); !math.IsInf(got, 1) {
+		t.Errorf("demand on a zero capacity: got %g, want +Inf", got)
+	}
+	if !(Vector{1, 1, 1, 1}).LessEq(Vector{1, 1, 1, 1}) || (Vector{1.1, 0, 0, 0}).LessEq(Vector{1, 1, 1, 1}) {
+		t.Error("LessEq")
+	}
+}
+
+func TestLaunchParamsEnv(t *testing.T) {
+	l := LaunchParams{BatchSize: 64, AMP: true, LRScale: 2, MemoryFraction: 0.25, MaxSplitSizeMB: 512,
+		MPSPinnedMemLimit: "0=10G", MPSActiveThreadPercentage: 50}
+	got := strings.Join(l.Env(), " ")
+	want := "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=10G " +
+		"ELASTICO_AMP=1 ELASTICO_BATCH_SIZE=64 ELASTICO_CHECKPOINTING=0 ELASTICO_LR_SCALE=2 ELASTICO_MEMORY_FRACTION=0.2500 " +
+		"PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:512"
+	if got != want {
+		t.Errorf("Env() =\n%s\nwant\n%s", got, want)
+	}
+}
