@@ -1,0 +1,91 @@
+package esp
+
+import (
+	"slices"
+
+	"github.com/elastico/elastico"
+)
+
+// The solver's inner loops are written out for four resources.
+var (
+	_ [elastico.NumResources - 4]struct{}
+	_ [4 - elastico.NumResources]struct{}
+)
+
+// feasTol is the slack, in fractions of capacity, under which a load counts
+// as within capacity: it absorbs the rounding of sums of normalized demands
+// and stays below elastico.Vector.LessEq's own slack of 1e-9.
+const feasTol = 1e-10
+
+// flat is a market in the solver's form: only the options a bidder could
+// ever choose (positive value, fitting capacity alone), in flat arrays so the
+// inner loops touch contiguous memory.
+type flat struct {
+	n     int
+	start []int32           // options of bidder j are start[j] ≤ o < start[j+1]
+	orig  []int32           // the option's index in Bidder.Options
+	val   []float64         // w·G̃ − Γ
+	dem   []elastico.Vector // R̂ = Demand / Capacity
+	// scale is S = Σ_j max_c val: the market's total bid value, the unit of
+	// the price steps. Zero when no bidder has a usable option.
+	scale float64
+}
+
+// load fills f from m, reusing f's slices. m must be valid.
+func (f *flat) load(m *elastico.Market) {
+	n := len(m.Bidders)
+	f.n = n
+	f.start = slices.Grow(f.start[:0], n+1)
+	f.orig = f.orig[:0]
+	f.val = f.val[:0]
+	f.dem = f.dem[:0]
+	f.scale = 0
+	var inv elastico.Vector
+	for r, c := range m.Capacity {
+		if c > 0 {
+			inv[r] = 1 / c
+		}
+	}
+	capc := m.Capacity
+	for j := range m.Bidders {
+		f.start = append(f.start, int32(len(f.val)))
+		b := &m.Bidders[j]
+		best := 0.0
+	options:
+		for k := range b.Options {
+			o := &b.Options[k]
+			v := b.Weight*o.Goodput - o.Penalty
+			if !(v > 0) {
+				continue // never worth more than waiting
+			}
+			var d elastico.Vector
+			for r := range d {
+				switch {
+				case capc[r] > 0:
+					d[r] = o.Demand[r] * inv[r]
+					if d[r] > 1+feasTol {
+						continue options // exceeds capacity on its own
+					}
+				case o.Demand[r] > 0:
+					continue options // a resource the market does not have
+				}
+			}
+			f.orig = append(f.orig, int32(k))
+			f.val = append(f.val, v)
+			f.dem = append(f.dem, d)
+			best = max(best, v)
+		}
+		f.scale += best
+	}
+	f.start = append(f.start, int32(len(f.val)))
+}
+
+// options returns the range of bidder j's usable options.
+func (f *flat) options(j int) (int, int) {
+	return int(f.start[j]), int(f.start[j+1])
+}
+
+// within reports whether load l is within capacity.
+func within(l *elastico.Vector) bool {
+	return l[0] <= 1+feasTol && l[1] <= 1+feasTol && l[2] <= 1+feasTol && l[3] <= 1+feasTol
+}

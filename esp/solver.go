@@ -1,0 +1,240 @@
+package esp
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/elastico/elastico"
+)
+
+// blockSize is how many bidders share one partial sum. Loads are summed per
+// block and blocks in order, whatever the number of workers, so a parallel
+// Solve returns bit for bit what a serial one does.
+const blockSize = 256
+
+// exchangeMaxOptions is the largest market (in usable options) that gets the
+// exchange local search.
+const exchangeMaxOptions = 512
+
+// Solver is the default elastico.PriceSolver: tâtonnement on shadow prices
+// (DESIGN.md 3.2), then a repair step that makes the choice fit capacity and
+// a greedy pass that fills what the repair freed. A Solver is safe for
+// concurrent use: each Solve takes its scratch space from a sync.Pool, so
+// steady-state calls allocate almost nothing.
+type Solver struct {
+	cfg  Config
+	pool sync.Pool // of *scratch
+}
+
+var _ elastico.PriceSolver = (*Solver)(nil)
+
+// New returns a Solver with cfg's zero fields set to their defaults, or an
+// error wrapping ErrConfig that names the first field out of range.
+func New(cfg Config) (*Solver, error) {
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Solver{cfg: c}, nil
+}
+
+// Config returns the solver's configuration, defaults filled in.
+func (s *Solver) Config() Config { return s.cfg }
+
+// scratch is what one Solve works in.
+type scratch struct {
+	flat
+	cur  []int32   // current choice, index into flat's options or -1
+	best []int32   // choice at the best prices seen
+	acc  []float64 // per block: 4 loads and the sum of surpluses
+	heap minHeap
+	save []int32 // the best choice of the local search
+	pin  int32   // a bidder repair must not touch, or -1
+}
+
+// Solve fills sol with one option per bidder (or -1: deferred) whose total
+// demand never exceeds m.Capacity, the final prices and the number of
+// tâtonnement iterations. It reuses sol's slices.
+//
+// An invalid market gives an error wrapping elastico.ErrInvalid. If ctx is
+// done, Solve stops between iterations and returns an error wrapping
+// ctx.Err(); sol then still holds a feasible choice (the last prices'
+// choice, repaired; every bidder deferred if it stopped before the first
+// iteration), so a caller out of time may use it.
+func (s *Solver) Solve(ctx context.Context, m *elastico.Market, sol *elastico.Solution) error {
+	switch {
+	case m == nil:
+		return fmt.Errorf("esp: Solve: nil market: %w", elastico.ErrInvalid)
+	case sol == nil:
+		return fmt.Errorf("esp: Solve: nil solution: %w", elastico.ErrInvalid)
+	}
+	if err := m.Validate(); err != nil {
+		return fmt.Errorf("esp: %w", err)
+	}
+	n := len(m.Bidders)
+	sol.Choice = slices.Grow(sol.Choice[:0], n)[:n]
+	sol.Prices = m.Prices
+	sol.Iterations = 0
+	if err := ctx.Err(); err != nil {
+		for i := range sol.Choice {
+			sol.Choice[i] = -1
+		}
+		return fmt.Errorf("esp: canceled before the first iteration: %w", err)
+	}
+	sc, _ := s.pool.Get().(*scratch)
+	if sc == nil {
+		sc = new(scratch)
+	}
+	defer s.pool.Put(sc)
+	sc.load(m)
+	sc.pin = -1
+	sc.cur = slices.Grow(sc.cur[:0], n)[:n]
+	sc.best = slices.Grow(sc.best[:0], n)[:n]
+	nb := (n + blockSize - 1) / blockSize
+	sc.acc = slices.Grow(sc.acc[:0], 5*nb)[:5*nb]
+
+	lambda, iters, cerr := s.tatonnement(ctx, sc, m.Prices)
+	sc.repair(&lambda)
+	if cerr == nil {
+		sc.improve(&lambda)
+		if len(sc.val) <= exchangeMaxOptions {
+			sc.exchange(&lambda, 4)
+		}
+	}
+	for j, c := range sc.cur {
+		if c < 0 {
+			sol.Choice[j] = -1
+		} else {
+			sol.Choice[j] = int(sc.orig[c])
+		}
+	}
+	sol.Prices = lambda
+	sol.Iterations = iters
+	if cerr != nil {
+		return fmt.Errorf("esp: canceled after %d iterations: %w", iters, cerr)
+	}
+	return nil
+}
+
+// tatonnement runs the price iterations (Eq. 8) from warm and leaves in
+// sc.cur the best response to the prices it returns: those with the lowest
+// Lagrangian dual value seen, which bounds the optimum from above. It stops
+// early when ctx is done, returning ctx's error.
+func (s *Solver) tatonnement(ctx context.Context, sc *scratch, warm elastico.Vector) (elastico.Vector, int, error) {
+	lambda := warm
+	if sc.scale == 0 { // nothing anyone can buy
+		for j := range sc.cur {
+			sc.cur[j] = -1
+		}
+		return lambda, 0, nil
+	}
+	bestDual := math.Inf(1)
+	var bestLambda elastico.Vector
+	eps := s.cfg.Epsilon
+	parallel := sc.n > s.cfg.ParallelThreshold && s.cfg.Workers > 1
+	var err error
+	t := 0
+	for t < s.cfg.MaxIterations {
+		if t > 0 { // the first iteration always runs, so there is a choice to repair
+			if err = ctx.Err(); err != nil {
+				break
+			}
+		}
+		t++
+		load, surplus := s.bestResponses(sc, &lambda, parallel)
+		dual := surplus + lambda[0] + lambda[1] + lambda[2] + lambda[3]
+		if dual < bestDual {
+			bestDual, bestLambda = dual, lambda
+			copy(sc.best, sc.cur)
+		}
+		done := true
+		for r := range load {
+			z := load[r] - 1
+			if z > eps || (z < -eps && lambda[r] > 0) {
+				done = false
+			}
+		}
+		if done {
+			break
+		}
+		step := s.cfg.Eta0 / math.Sqrt(float64(t)) * sc.scale
+		for r := range lambda {
+			lambda[r] = max(0, lambda[r]+step*(load[r]-1))
+		}
+	}
+	copy(sc.cur, sc.best)
+	return bestLambda, t, err
+}
+
+// bestResponses sets sc.cur to every bidder's best response to lambda and
+// returns the total normalized load and the sum of the bidders' surpluses.
+func (s *Solver) bestResponses(sc *scratch, lambda *elastico.Vector, parallel bool) (elastico.Vector, float64) {
+	nb := len(sc.acc) / 5
+	l := *lambda
+	if parallel {
+		var g errgroup.Group
+		w := min(s.cfg.Workers, nb)
+		for k := range w {
+			lo, hi := k*nb/w, (k+1)*nb/w
+			g.Go(func() error {
+				for b := lo; b < hi; b++ {
+					sc.bestBlock(b, &l)
+				}
+				return nil
+			})
+		}
+		_ = g.Wait() // the workers return no error
+	} else {
+		for b := range nb {
+			sc.bestBlock(b, &l)
+		}
+	}
+	var load elastico.Vector
+	surplus := 0.0
+	for b := range nb {
+		a := sc.acc[5*b : 5*b+5]
+		load[0] += a[0]
+		load[1] += a[1]
+		load[2] += a[2]
+		load[3] += a[3]
+		surplus += a[4]
+	}
+	return load, surplus
+}
+
+// bestBlock computes the best responses of block b's bidders:
+// argmax_c w·G̃ − λ·R̂ − Γ, or deferral when no option has positive surplus.
+// Ties go to the lower option index.
+func (sc *scratch) bestBlock(b int, lambda *elastico.Vector) {
+	l0, l1, l2, l3 := lambda[0], lambda[1], lambda[2], lambda[3]
+	lo, hi := b*blockSize, min((b+1)*blockSize, sc.n)
+	var s0, s1, s2, s3, sur float64
+	start, val, dem, cur := sc.start, sc.val, sc.dem, sc.cur
+	for j := lo; j < hi; j++ {
+		o0, o1 := int(start[j]), int(start[j+1])
+		bestV, bestO := 0.0, -1
+		for o := o0; o < o1; o++ {
+			d := &dem[o]
+			v := val[o] - (l0*d[0] + l1*d[1] + l2*d[2] + l3*d[3])
+			if v > bestV {
+				bestV, bestO = v, o
+			}
+		}
+		cur[j] = int32(bestO)
+		if bestO >= 0 {
+			d := &dem[bestO]
+			s0 += d[0]
+			s1 += d[1]
+			s2 += d[2]
+			s3 += d[3]
+			sur += bestV
+		}
+	}
+	a := sc.acc[5*b : 5*b+5]
+	a[0], a[1], a[2], a[3], a[4] = s0, s1, s2, s3, sur
+}
