@@ -52,3 +52,37 @@ func ExampleNormalizedGoodput() {
 	fmt.Printf("%.2f\n", rst.NormalizedGoodput(family))
 	// Output: [0.69 1.00]
 }
+
+func ExampleNoiseScale() {
+	// A model with gradient noise scale φ = 2000 samples, progress counted at batch 100.
+	ns := rst.NoiseScale{Phi: 2000, Base: 100}
+	for _, b := range []int{100, 500, 2000, 8000} {
+		fmt.Printf("batch %5d: efficiency %.3f, %7.0f samples for 1e6 reference samples\n", b, ns.Efficiency(b), ns.Samples(1e6, b))
+	}
+	// Output:
+	// batch   100: efficiency 1.000, 1000000 samples for 1e6 reference samples
+	// batch   500: efficiency 0.840, 1190476 samples for 1e6 reference samples
+	// batch  2000: efficiency 0.525, 1904762 samples for 1e6 reference samples
+	// batch  8000: efficiency 0.210, 4761905 samples for 1e6 reference samples
+}
+
+func ExamplePolluxNoiseScale() {
+	fit, err := rst.PolluxNoiseScale("yolov3")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("φ = %.0f samples at base batch %d\n", fit.Phi, fit.Base)
+	for _, b := range fit.Batches {
+		fmt.Printf("batch %3d: measured %.3f, model %.3f\n", b.Batch, b.Observed, b.Model)
+	}
+	// Output:
+	// φ = 511 samples at base batch 8
+	// batch   8: measured 1.000, model 1.000
+	// batch  16: measured 0.978, model 0.985
+	// batch  32: measured 0.943, model 0.956
+	// batch  64: measured 0.887, model 0.903
+	// batch 128: measured 0.801, model 0.812
+	// batch 256: measured 0.672, model 0.677
+	// batch 512: measured 0.514, model 0.507
+}
