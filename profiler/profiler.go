@@ -211,10 +211,10 @@ type run struct {
 	job      Job
 	replicas int
 
-	launched time.Time
-	first    time.Time // first report seen
-	lastIter int64
-	lastNew  time.Time // when lastIter was first seen
+	launched     time.Time
+	first        time.Time // first report seen
+	lastIter     int64
+	lastNew      time.Time // when lastIter was first seen
 	sampleErrors int
 	readings     []Reading
 }

@@ -137,8 +137,8 @@ func TestProfile(t *testing.T) {
 			wantSamples: 70,
 		},
 		{
-			name:   "two GPUs: counters averaged, memory peak, host demand per replica",
-			req:    func(r *elastico.ProfileRequest) { r.Config.GPUs = 2 },
+			name: "two GPUs: counters averaged, memory peak, host demand per replica",
+			req:  func(r *elastico.ProfileRequest) { r.Config.GPUs = 2 },
 			source: func(s *fakeSource) {
 				s.devices = 2
 				s.reading = func(i, dev int) Reading {
