@@ -1,0 +1,27 @@
+// Package placement is elastico's default [elastico.Placer]: it puts each
+// job's chosen configuration on GPUs (DESIGN.md 3.4).
+//
+// The rules a placement never breaks:
+//
+//   - per GPU, the SM shares of its jobs sum to at most 1 (or
+//     [Config.Oversubscription]) and their memory to at most the GPU's;
+//   - per node, the replicas' CPU and RAM fit the node's;
+//   - a GPU whose Shared flag is false holds one job; a shared GPU at most
+//     [Config.MaxJobsPerGPU] (default 2);
+//   - a multi-GPU configuration is a gang: every replica on its own GPU, all
+//     of them or none, on one node unless the job sets Spread;
+//   - an item never shares a GPU with an item its Avoid list names (either
+//     way round).
+//
+// Within these rules it is best-fit decreasing: items are placed in
+// decreasing dominant share of the cluster (the items that run now and can
+// stay on their GPUs first: placement is sticky), each on the GPUs that
+// leave the least memory, then SM share, free. GPUs whose free capacity
+// falls in the same bucket are ties, broken by the lowest predicted slowdown
+// against the GPU's residents when the request carries a Predictor.
+//
+// Free capacity is kept in a bucketed index (64 memory levels × 16 SM
+// levels), so one item costs O(levels) plus the candidates it inspects, not
+// O(GPUs): 20,000 items go on 16,384 GPUs in milliseconds (see
+// BenchmarkPlace).
+package placement

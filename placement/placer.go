@@ -1,0 +1,860 @@
+package placement
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/elastico/elastico"
+)
+
+// Defaults and valid ranges of Config.
+const (
+	// DefaultOversubscription lets the SM shares on one GPU sum to 1: no
+	// oversubscription, each job gets the share its profile was measured
+	// with.
+	DefaultOversubscription = 1.0
+	MaxOversubscription     = 4.0
+	// DefaultMaxJobsPerGPU is the paper's pairwise sharing: the predictor
+	// is trained on pairs, so a third job on a GPU is an unmeasured risk.
+	DefaultMaxJobsPerGPU = 2
+	MaxMaxJobsPerGPU     = 64
+	// DefaultTieCandidates is how many GPUs of the best bucket are compared
+	// by predicted slowdown. More finds quieter neighbours at the cost of
+	// two predictions per candidate and resident.
+	DefaultTieCandidates = 4
+	MaxTieCandidates     = 64
+)
+
+// ErrConfig is wrapped by every error New returns for a bad Config.
+var ErrConfig = errors.New("placement: invalid config")
+
+// Config tunes a Placer. The zero value means every documented default.
+type Config struct {
+	// Oversubscription is the most the SM shares of one GPU's jobs may sum
+	// to. Zero: DefaultOversubscription; valid range (0,
+	// MaxOversubscription].
+	Oversubscription float64
+	// MaxJobsPerGPU is the most jobs one shared GPU holds. Zero:
+	// DefaultMaxJobsPerGPU; valid range [1, MaxMaxJobsPerGPU].
+	MaxJobsPerGPU int
+	// TieCandidates is how many equally good GPUs are compared by predicted
+	// slowdown. Zero: DefaultTieCandidates; valid range [1,
+	// MaxTieCandidates].
+	TieCandidates int
+}
+
+func (c Config) withDefaults() (Config, error) {
+	bad := func(field string, v any, want string) error {
+		return fmt.Errorf("%w: %s is %v, want %s", ErrConfig, field, v, want)
+	}
+	switch {
+	case math.IsNaN(c.Oversubscription) || c.Oversubscription < 0 || c.Oversubscription > MaxOversubscription:
+		return c, bad("Oversubscription", c.Oversubscription, fmt.Sprintf("a number in (0, %g] (0 for the default)", MaxOversubscription))
+	case c.MaxJobsPerGPU < 0 || c.MaxJobsPerGPU > MaxMaxJobsPerGPU:
+		return c, bad("MaxJobsPerGPU", c.MaxJobsPerGPU, fmt.Sprintf("[1, %d] (0 for the default)", MaxMaxJobsPerGPU))
+	case c.TieCandidates < 0 || c.TieCandidates > MaxTieCandidates:
+		return c, bad("TieCandidates", c.TieCandidates, fmt.Sprintf("[1, %d] (0 for the default)", MaxTieCandidates))
+	}
+	if c.Oversubscription == 0 {
+		c.Oversubscription = DefaultOversubscription
+	}
+	if c.MaxJobsPerGPU == 0 {
+		c.MaxJobsPerGPU = DefaultMaxJobsPerGPU
+	}
+	if c.TieCandidates == 0 {
+		c.TieCandidates = DefaultTieCandidates
+	}
+	return c, nil
+}
+
+// Placer is the default elastico.Placer. It is safe for concurrent use; its
+// scratch space is pooled between calls.
+type Placer struct {
+	cfg  Config
+	pool sync.Pool
+}
+
+var _ elastico.Placer = (*Placer)(nil)
+
+// New returns a Placer, or an error wrapping ErrConfig that names the first
+// field out of range.
+func New(cfg Config) (*Placer, error) {
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Placer{cfg: c}, nil
+}
+
+// Config returns the configuration in force, defaults filled in.
+func (p *Placer) Config() Config { return p.cfg }
+
+// Place implements elastico.Placer. It returns an error wrapping
+// elastico.ErrInvalid for a malformed request (naming the item and the
+// field), or the context's error if it is cancelled; out is then
+// unspecified. An item that does not fit is not an error: its GPUs are nil
+// and its Reasons entry says why.
+func (p *Placer) Place(ctx context.Context, req *elastico.PlacementRequest, out *elastico.Placement) error {
+	if req == nil || req.Cluster == nil {
+		return fmt.Errorf("placement: %w", &elastico.ValidationError{Kind: "request", Field: "Cluster", Reason: "is nil"})
+	}
+	if out == nil {
+		return fmt.Errorf("placement: %w", &elastico.ValidationError{Kind: "request", Field: "out", Reason: "is nil"})
+	}
+	w, _ := p.pool.Get().(*work)
+	if w == nil {
+		w = &work{}
+	}
+	defer func() {
+		w.req = nil
+		p.pool.Put(w)
+	}()
+	if err := w.setup(p.cfg, req); err != nil {
+		return fmt.Errorf("placement: %w", err)
+	}
+	if err := w.run(ctx); err != nil {
+		return err
+	}
+	w.output(out)
+	return nil
+}
+
+// gpu is one GPU's running account.
+type gpu struct {
+	freeSM, freeMem float64
+	memTol          float64
+	node            int32
+	local           int32
+	n               int32 // residents
+	cell, pos       int32 // place in the index; -1 when full
+	shared          bool
+}
+
+type node struct {
+	freeCPU, freeRAM float64
+	cpuTol, ramTol   float64
+	first, count     int32 // its GPUs are [first, first+count)
+	open             int32 // its GPUs in the index
+	tried            uint32
+}
+
+// shape is a demand that found no room; resources only shrink during a
+// Place call, so every item demanding at least as much fails too.
+type shape struct {
+	spread            bool
+	need              int
+	sm, mem, cpu, ram float64
+}
+
+func (s shape) covers(t shape) bool {
+	return (s.spread || !t.spread) && s.need <= t.need && s.sm <= t.sm && s.mem <= t.mem && s.cpu <= t.cpu && s.ram <= t.ram
+}
+
+const maxFailures = 32
+
+type cand struct {
+	g        int32
+	current  bool
+	cell     int32
+	slowdown float64
+	score    float64
+	seq      int32 // the last tie-break: scan order
+}
+
+type work struct {
+	cfg   Config
+	req   *elastico.PlacementRequest
+	gpus  []gpu
+	res   []int32 // residents: MaxJobsPerGPU slots per GPU
+	nodes []node
+	idx   index
+	smTol float64
+
+	maxGPUMem   float64
+	maxNodeGPUs int
+	capacity    elastico.Vector
+
+	order    []int32
+	keys     []sortKey
+	keyOf    []float64
+	start    []int32 // item i's GPUs are at[start[i] : start[i]+need]
+	at       []int32
+	placed   []bool
+	reason   []string
+	avoidOff []int32 // CSR of the symmetric Avoid relation; nil when empty
+	avoid    []int32
+	failures []shape
+	cands    []cand
+	stamp    uint32
+}
+
+func growTo[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+func (w *work) setup(cfg Config, req *elastico.PlacementRequest) error {
+	w.cfg, w.req = cfg, req
+	w.smTol = 1e-9 * math.Max(1, cfg.Oversubscription)
+	cl := req.Cluster
+	ng := cl.NumGPUs()
+	w.gpus = growTo(w.gpus, ng)
+	w.res = growTo(w.res, ng*cfg.MaxJobsPerGPU)
+	w.nodes = growTo(w.nodes, len(cl.Nodes))
+	w.maxGPUMem, w.maxNodeGPUs = 0, 0
+	w.capacity = elastico.Vector{}
+	g := int32(0)
+	for i := range cl.Nodes {
+		n := &cl.Nodes[i]
+		if r := badNumber(n.CPU); r != "" {
+			return &elastico.ValidationError{Kind: "node", ID: n.ID, Field: "CPU", Reason: r}
+		}
+		if r := badNumber(n.RAM); r != "" {
+			return &elastico.ValidationError{Kind: "node", ID: n.ID, Field: "RAM", Reason: r}
+		}
+		w.nodes[i] = node{
+			freeCPU: n.CPU, freeRAM: n.RAM,
+			cpuTol: 1e-9 * math.Max(1, n.CPU), ramTol: 1e-9 * math.Max(1, n.RAM),
+			first: g, count: int32(len(n.GPUs)),
+		}
+		w.maxNodeGPUs = max(w.maxNodeGPUs, len(n.GPUs))
+		w.capacity[elastico.CPU] += n.CPU
+		w.capacity[elastico.RAM] += n.RAM
+		for k := range n.GPUs {
+			gg := &n.GPUs[k]
+			if r := badNumber(gg.Memory); r != "" {
+				return &elastico.ValidationError{Kind: "gpu", ID: gg.ID, Field: "Memory", Reason: r}
+			}
+			w.gpus[g] = gpu{
+				freeSM: cfg.Oversubscription, freeMem: gg.Memory, memTol: 1e-9 * math.Max(1, gg.Memory),
+				node: int32(i), local: int32(k), cell: -1, pos: -1, shared: gg.Shared,
+			}
+			w.maxGPUMem = max(w.maxGPUMem, gg.Memory)
+			w.capacity[elastico.SM]++
+			w.capacity[elastico.GPUMemory] += gg.Memory
+			g++
+		}
+	}
+	qm := w.maxGPUMem / memLevels
+	if qm <= 0 {
+		qm = 1
+	}
+	w.idx.reset(qm, cfg.Oversubscription/smLevels)
+	// Inserted last to first: a bucket is scanned from its end, so empty
+	// GPUs are taken in cluster order, filling one node before the next.
+	for g := int32(ng) - 1; g >= 0; g-- {
+		w.idx.insert(w.gpus, g)
+		w.nodes[w.gpus[g].node].open++
+	}
+
+	items := req.Items
+	ni := len(items)
+	w.start = growTo(w.start, ni+1)
+	w.placed = growTo(w.placed, ni)
+	w.reason = growTo(w.reason, ni)
+	w.keyOf = growTo(w.keyOf, ni)
+	w.order = w.order[:0]
+	w.failures = w.failures[:0]
+	hasAvoid := false
+	total := int32(0)
+	for i := range items {
+		it := &items[i]
+		if err := w.checkItem(i, it, ng); err != nil {
+			return err
+		}
+		w.start[i] = total
+		total += int32(it.Profile.Demand.GPUs)
+		w.keyOf[i] = it.Profile.Demand.Total().DominantShare(w.capacity)
+		hasAvoid = hasAvoid || len(it.Avoid) > 0
+	}
+	w.start[ni] = total
+	w.at = growTo(w.at, int(total))
+	w.avoidOff = w.avoidOff[:0]
+	if hasAvoid {
+		w.buildAvoid()
+	}
+	return nil
+}
+
+func itemID(it *elastico.PlacementItem) string {
+	if it.Job == nil {
+		return ""
+	}
+	return it.Job.ID
+}
+
+func (w *work) checkItem(i int, it *elastico.PlacementItem, ng int) error {
+	bad := func(field, reason string) error {
+		return &elastico.ValidationError{Kind: "item", ID: itemID(it), Field: fmt.Sprintf("Items[%d].%s", i, field), Reason: reason}
+	}
+	if it.Job == nil {
+		return bad("Job", "is nil")
+	}
+	if it.Profile == nil {
+		return bad("Profile", "is nil")
+	}
+	d := &it.Profile.Demand
+	if d.GPUs < 1 {
+		return bad("Profile.Demand.GPUs", fmt.Sprintf("is %d, want ≥ 1", d.GPUs))
+	}
+	if math.IsNaN(d.SM) || d.SM <= 0 || d.SM > 1 {
+		return bad("Profile.Demand.SM", fmt.Sprintf("is %g, want a share in (0, 1]", d.SM))
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"GPUMemory", d.GPUMemory}, {"CPU", d.CPU}, {"RAM", d.RAM}} {
+		if r := badNumber(f.v); r != "" {
+			return bad("Profile.Demand."+f.name, r)
+		}
+	}
+	for k, ref := range it.Current {
+		if ref.Node < 0 || ref.Node >= len(w.nodes) || ref.GPU < 0 || ref.GPU >= int(w.nodes[ref.Node].count) {
+			return bad(fmt.Sprintf("Current[%d]", k), fmt.Sprintf("%+v is not a GPU of the cluster", ref))
+		}
+	}
+	for k, a := range it.Avoid {
+		if a < 0 || a >= len(w.req.Items) || a == i {
+			return bad(fmt.Sprintf("Avoid[%d]", k), fmt.Sprintf("is %d, want another item's index", a))
+		}
+	}
+	_ = ng
+	return nil
+}
+
+func badNumber(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "is NaN"
+	case math.IsInf(x, 0):
+		return "is infinite"
+	case x < 0:
+		return fmt.Sprintf("is negative (%g)", x)
+	}
+	return ""
+}
+
+// buildAvoid makes the Avoid relation symmetric, as a CSR adjacency.
+func (w *work) buildAvoid() {
+	items := w.req.Items
+	n := len(items)
+	w.avoidOff = growTo(w.avoidOff, n+1)
+	for i := range items {
+		for _, a := range items[i].Avoid {
+			w.avoidOff[i+1]++
+			w.avoidOff[a+1]++
+		}
+	}
+	for i := range n {
+		w.avoidOff[i+1] += w.avoidOff[i]
+	}
+	w.avoid = growTo(w.avoid, int(w.avoidOff[n]))
+	fill := growTo(w.order[:0], n) // borrow order's storage; it is rebuilt later
+	for i := range items {
+		for _, a := range items[i].Avoid {
+			w.avoid[w.avoidOff[i]+fill[i]] = int32(a)
+			fill[i]++
+			w.avoid[w.avoidOff[a]+fill[a]] = int32(i)
+			fill[a]++
+		}
+	}
+	w.order = fill[:0]
+}
+
+func (w *work) residents(g int32) []int32 {
+	m := int32(w.cfg.MaxJobsPerGPU)
+	return w.res[g*m : g*m+w.gpus[g].n]
+}
+
+// fitsGPU reports whether one replica of item it fits GPU g (SM, memory,
+// job count, not already there), leaving the node aside.
+func (w *work) fitsGPU(it int32, g int32, d *elastico.Demand) bool {
+	gp := &w.gpus[g]
+	if int(gp.n) >= w.cfg.MaxJobsPerGPU || (!gp.shared && gp.n > 0) {
+		return false
+	}
+	if gp.freeSM+w.smTol < d.SM || gp.freeMem+gp.memTol < d.GPUMemory {
+		return false
+	}
+	for _, r := range w.residents(g) {
+		if r == it {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *work) fitsNode(n int32, k int, d *elastico.Demand) bool {
+	nd := &w.nodes[n]
+	fk := float64(k)
+	return nd.freeCPU+nd.cpuTol >= fk*d.CPU && nd.freeRAM+nd.ramTol >= fk*d.RAM
+}
+
+// conflicts reports whether GPU g holds an item that it must avoid.
+func (w *work) conflicts(it int32, g int32) bool {
+	if len(w.avoidOff) == 0 {
+		return false
+	}
+	av := w.avoid[w.avoidOff[it]:w.avoidOff[it+1]]
+	if len(av) == 0 {
+		return false
+	}
+	for _, r := range w.residents(g) {
+		if slices.Contains(av, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// slowdown is the worst predicted slowdown between item it and g's
+// residents, either way round.
+func (w *work) slowdown(it int32, g int32) float64 {
+	pr := w.req.Predictor
+	s := 1.0
+	if pr == nil {
+		return s
+	}
+	items := w.req.Items
+	p := items[it].Profile
+	for _, r := range w.residents(g) {
+		q := items[r].Profile
+		s = max(s, pr.Slowdown(p, q), pr.Slowdown(q, p))
+	}
+	return s
+}
+
+// cursor starts below the demand by the fit tolerance, so that a GPU
+// whose free room equals the demand up to rounding is not skipped.
+func (w *work) cursor(d *elastico.Demand, capped bool) cursor {
+	return w.idx.cursor(d.SM-w.smTol, d.GPUMemory-1e-9*math.Max(1, w.maxGPUMem), capped)
+}
+
+func (w *work) score(g int32, d *elastico.Demand) float64 {
+	gp := &w.gpus[g]
+	return (gp.freeMem-d.GPUMemory)/w.idx.qm/memLevels + (gp.freeSM-d.SM)/w.cfg.Oversubscription
+}
+
+func (w *work) commit(it int32, g int32, d *elastico.Demand) {
+	gp := &w.gpus[g]
+	nd := &w.nodes[gp.node]
+	gp.freeSM -= d.SM
+	gp.freeMem -= d.GPUMemory
+	w.res[g*int32(w.cfg.MaxJobsPerGPU)+gp.n] = it
+	gp.n++
+	nd.freeCPU -= d.CPU
+	nd.freeRAM -= d.RAM
+	w.reindex(g)
+}
+
+func (w *work) uncommit(it int32, g int32, d *elastico.Demand) {
+	gp := &w.gpus[g]
+	nd := &w.nodes[gp.node]
+	gp.freeSM += d.SM
+	gp.freeMem += d.GPUMemory
+	rs := w.residents(g)
+	k := slices.Index(rs, it)
+	rs[k] = rs[len(rs)-1]
+	gp.n--
+	nd.freeCPU += d.CPU
+	nd.freeRAM += d.RAM
+	w.reindex(g)
+}
+
+func (w *work) reindex(g int32) {
+	gp := &w.gpus[g]
+	nd := &w.nodes[gp.node]
+	if gp.cell >= 0 {
+		w.idx.remove(w.gpus, g)
+		nd.open--
+	}
+	full := int(gp.n) >= w.cfg.MaxJobsPerGPU || (!gp.shared && gp.n > 0) || gp.freeSM <= w.smTol
+	if !full {
+		w.idx.insert(w.gpus, g)
+		nd.open++
+	}
+}
+
+func (w *work) global(ref elastico.GPURef) int32 {
+	return w.nodes[ref.Node].first + int32(ref.GPU)
+}
+
+func (w *work) run(ctx context.Context) error {
+	items := w.req.Items
+	// Phase 1, sticky: items that can stay where they run, largest first.
+	// Phase 2: the rest, largest first, best fit.
+	sticky := w.order[:0]
+	for i := range items {
+		if len(items[i].Current) >= items[i].Profile.Demand.GPUs {
+			sticky = append(sticky, int32(i))
+		}
+	}
+	w.sortByKey(sticky)
+	for k, it := range sticky {
+		if k&255 == 255 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		w.placed[it] = w.stay(it)
+	}
+	rest := sticky[:0]
+	for i := range items {
+		if !w.placed[i] {
+			rest = append(rest, int32(i))
+		}
+	}
+	w.sortByKey(rest)
+	for k, it := range rest {
+		if k&255 == 255 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		w.placeItem(it)
+	}
+	w.order = rest
+	return ctx.Err()
+}
+
+// sortByKey orders items by decreasing dominant share, then decreasing
+// GPU count, then index.
+func (w *work) sortByKey(s []int32) {
+	keys := w.keys[:0]
+	for _, i := range s {
+		keys = append(keys, sortKey{share: w.keyOf[i], gpus: int32(w.req.Items[i].Profile.Demand.GPUs), i: i})
+	}
+	slices.SortFunc(keys, func(a, b sortKey) int {
+		if a.share != b.share {
+			return cmp.Compare(b.share, a.share)
+		}
+		if a.gpus != b.gpus {
+			return cmp.Compare(b.gpus, a.gpus)
+		}
+		return cmp.Compare(a.i, b.i)
+	})
+	for k := range keys {
+		s[k] = keys[k].i
+	}
+	w.keys = keys
+}
+
+type sortKey struct {
+	share float64
+	gpus  int32
+	i     int32
+}
+
+// stay tries to keep item it on its current GPUs (the first ones that fit,
+// on one node unless it spreads).
+func (w *work) stay(it int32) bool {
+	item := &w.req.Items[it]
+	d := &item.Profile.Demand
+	out := w.at[w.start[it]:w.start[it+1]]
+	k := 0
+	nodeOf := int32(-1)
+	for _, ref := range item.Current {
+		g := w.global(ref)
+		n := w.gpus[g].node
+		if !item.Job.Spread && nodeOf >= 0 && n != nodeOf {
+			continue
+		}
+		if !w.fitsGPU(it, g, d) || !w.fitsNode(n, 1, d) || w.conflicts(it, g) {
+			continue
+		}
+		w.commit(it, g, d)
+		out[k] = g
+		k++
+		nodeOf = n
+		if k == len(out) {
+			return true
+		}
+	}
+	for k--; k >= 0; k-- {
+		w.uncommit(it, out[k], d)
+	}
+	return false
+}
+
+func (w *work) placeItem(it int32) {
+	item := &w.req.Items[it]
+	d := &item.Profile.Demand
+	sh := shape{spread: item.Job.Spread || d.GPUs == 1, need: d.GPUs, sm: d.SM, mem: d.GPUMemory, cpu: d.CPU, ram: d.RAM}
+	for _, f := range w.failures {
+		if f.covers(sh) {
+			w.reason[it] = w.why(it, false)
+			return
+		}
+	}
+	var ok, avoided bool
+	switch {
+	case d.GPUs == 1:
+		var g int32
+		g, avoided = w.findOne(it, d)
+		if ok = g >= 0; ok {
+			w.commit(it, g, d)
+			w.at[w.start[it]] = g
+		}
+	case item.Job.Spread:
+		ok, avoided = w.placeSpread(it, d)
+	default:
+		ok, avoided = w.placeGang(it, d)
+	}
+	w.placed[it] = ok
+	if ok {
+		return
+	}
+	w.reason[it] = w.why(it, avoided)
+	if len(w.failures) < maxFailures && (len(w.avoidOff) == 0 || w.avoidOff[it] == w.avoidOff[it+1]) {
+		w.failures = append(w.failures, sh)
+	}
+}
+
+// findOne returns the best GPU for one replica of item it, or -1; avoided
+// says a GPU with room was passed over because of the Avoid list.
+func (w *work) findOne(it int32, d *elastico.Demand) (best int32, avoided bool) {
+	// A capped pass first; an exhaustive one only if the cap may have
+	// hidden the only GPUs with room.
+	best, avoided, skipped := w.findOnePass(it, d, true)
+	if best < 0 && skipped {
+		best, avoided, _ = w.findOnePass(it, d, false)
+	}
+	return best, avoided
+}
+
+func (w *work) findOnePass(it int32, d *elastico.Demand, capped bool) (best int32, avoided, skipped bool) {
+	c := w.cursor(d, capped)
+	cands := w.cands[:0]
+	firstCell := -1
+	for {
+		g, cell := c.next()
+		if g < 0 || (firstCell >= 0 && cell != firstCell) {
+			break
+		}
+		if !w.fitsGPU(it, g, d) || !w.fitsNode(w.gpus[g].node, 1, d) {
+			continue
+		}
+		if w.conflicts(it, g) {
+			avoided = true
+			continue
+		}
+		firstCell = cell
+		cands = append(cands, cand{g: g, score: w.score(g, d), slowdown: 1, seq: int32(len(cands))})
+		if len(cands) == w.cfg.TieCandidates {
+			break
+		}
+	}
+	w.cands = cands
+	if len(cands) == 0 {
+		return -1, avoided, c.skipped
+	}
+	if len(cands) > 1 && w.req.Predictor != nil {
+		for k := range cands {
+			if w.gpus[cands[k].g].n > 0 {
+				cands[k].slowdown = w.slowdown(it, cands[k].g)
+			}
+		}
+	}
+	b := 0
+	for k := 1; k < len(cands); k++ {
+		if candLess(&cands[k], &cands[b]) {
+			b = k
+		}
+	}
+	return cands[b].g, avoided, c.skipped
+}
+
+func candLess(a, b *cand) bool {
+	if a.current != b.current {
+		return a.current
+	}
+	if a.cell != b.cell {
+		return a.cell < b.cell
+	}
+	if a.slowdown != b.slowdown {
+		return a.slowdown < b.slowdown
+	}
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	return a.seq < b.seq
+}
+
+// placeSpread places a gang replica by replica anywhere, current GPUs
+// first; all or nothing.
+func (w *work) placeSpread(it int32, d *elastico.Demand) (ok, avoided bool) {
+	item := &w.req.Items[it]
+	out := w.at[w.start[it]:w.start[it+1]]
+	k := 0
+	for _, ref := range item.Current {
+		if k == len(out) {
+			break
+		}
+		g := w.global(ref)
+		if w.fitsGPU(it, g, d) && w.fitsNode(w.gpus[g].node, 1, d) && !w.conflicts(it, g) {
+			w.commit(it, g, d)
+			out[k] = g
+			k++
+		}
+	}
+	for k < len(out) {
+		g, av := w.findOne(it, d)
+		avoided = avoided || av
+		if g < 0 {
+			for k--; k >= 0; k-- {
+				w.uncommit(it, out[k], d)
+			}
+			return false, avoided
+		}
+		w.commit(it, g, d)
+		out[k] = g
+		k++
+	}
+	return true, avoided
+}
+
+// placeGang places a gang on one node: the nodes it runs on first, then
+// the node of each fitting GPU in best-fit order.
+func (w *work) placeGang(it int32, d *elastico.Demand) (ok, avoided bool) {
+	item := &w.req.Items[it]
+	if d.GPUs > w.maxNodeGPUs {
+		return false, false
+	}
+	w.stamp++
+	for _, ref := range item.Current {
+		nd := &w.nodes[ref.Node]
+		if nd.tried == w.stamp {
+			continue
+		}
+		nd.tried = w.stamp
+		if w.tryNode(it, int32(ref.Node), d, &avoided) {
+			return true, avoided
+		}
+	}
+	c := w.cursor(d, true)
+	for {
+		g, _ := c.next()
+		if g < 0 && c.capped && c.skipped {
+			// Try the buckets the cap cut short, in full.
+			c = w.cursor(d, false)
+			g, _ = c.next()
+		}
+		if g < 0 {
+			return false, avoided
+		}
+		n := w.gpus[g].node
+		nd := &w.nodes[n]
+		if nd.tried == w.stamp || !w.fitsGPU(it, g, d) {
+			continue
+		}
+		nd.tried = w.stamp
+		if w.tryNode(it, n, d, &avoided) {
+			return true, avoided
+		}
+	}
+}
+
+func (w *work) tryNode(it int32, n int32, d *elastico.Demand, avoided *bool) bool {
+	nd := &w.nodes[n]
+	need := d.GPUs
+	if int(nd.open) < need || !w.fitsNode(n, need, d) {
+		return false
+	}
+	item := &w.req.Items[it]
+	cands := w.cands[:0]
+	for g := nd.first; g < nd.first+nd.count; g++ {
+		if !w.fitsGPU(it, g, d) {
+			continue
+		}
+		if w.conflicts(it, g) {
+			*avoided = true
+			continue
+		}
+		cur := false
+		for _, ref := range item.Current {
+			if w.global(ref) == g {
+				cur = true
+				break
+			}
+		}
+		cands = append(cands, cand{g: g, current: cur, cell: w.gpus[g].cell, score: w.score(g, d), slowdown: 1, seq: g})
+	}
+	w.cands = cands
+	if len(cands) < need {
+		return false
+	}
+	if len(cands) > need && w.req.Predictor != nil {
+		for k := range cands {
+			if w.gpus[cands[k].g].n > 0 {
+				cands[k].slowdown = w.slowdown(it, cands[k].g)
+			}
+		}
+	}
+	slices.SortFunc(cands, func(a, b cand) int {
+		switch {
+		case candLess(&a, &b):
+			return -1
+		case candLess(&b, &a):
+			return 1
+		}
+		return 0
+	})
+	out := w.at[w.start[it]:w.start[it+1]]
+	for k := range need {
+		w.commit(it, cands[k].g, d)
+		out[k] = cands[k].g
+	}
+	return true
+}
+
+// why says why item it found no room.
+func (w *work) why(it int32, avoided bool) string {
+	item := &w.req.Items[it]
+	d := &item.Profile.Demand
+	switch {
+	case d.GPUMemory > w.maxGPUMem+1e-9*math.Max(1, w.maxGPUMem):
+		return fmt.Sprintf("needs %.1f GiB of GPU memory per replica; the largest GPU has %.1f GiB", d.GPUMemory, w.maxGPUMem)
+	case d.SM > w.cfg.Oversubscription+w.smTol:
+		return fmt.Sprintf("needs an SM share of %.2f per replica; a GPU holds %.2f", d.SM, w.cfg.Oversubscription)
+	case d.GPUs > len(w.gpus):
+		return fmt.Sprintf("needs %d GPUs; the cluster has %d", d.GPUs, len(w.gpus))
+	case d.GPUs > 1 && !item.Job.Spread && d.GPUs > w.maxNodeGPUs:
+		return fmt.Sprintf("needs %d GPUs on one node; the largest node has %d", d.GPUs, w.maxNodeGPUs)
+	case avoided:
+		return "every GPU with room holds a job it must not share a GPU with"
+	case d.GPUs == 1:
+		return fmt.Sprintf("no GPU has %.2f SM and %.1f GiB free on a node with %.1f CPU and %.1f GiB RAM free", d.SM, d.GPUMemory, d.CPU, d.RAM)
+	case item.Job.Spread:
+		return fmt.Sprintf("fewer than %d GPUs have %.2f SM and %.1f GiB free on a node with %.1f CPU and %.1f GiB RAM free", d.GPUs, d.SM, d.GPUMemory, d.CPU, d.RAM)
+	}
+	fd := float64(d.GPUs)
+	return fmt.Sprintf("no node has %d GPUs with %.2f SM and %.1f GiB free each, and %.1f CPU and %.1f GiB RAM free", d.GPUs, d.SM, d.GPUMemory, fd*d.CPU, fd*d.RAM)
+}
+
+func (w *work) output(out *elastico.Placement) {
+	n := len(w.req.Items)
+	out.GPUs = growTo(out.GPUs, n)
+	out.Reasons = growTo(out.Reasons, n)
+	slab := make([]elastico.GPURef, len(w.at))
+	for i := range n {
+		if !w.placed[i] {
+			out.Reasons[i] = w.reason[i]
+			continue
+		}
+		s, e := w.start[i], w.start[i+1]
+		refs := slab[s:e:e]
+		for k, g := range w.at[s:e] {
+			refs[k] = elastico.GPURef{Node: int(w.gpus[g].node), GPU: int(w.gpus[g].local)}
+		}
+		out.GPUs[i] = refs
+	}
+}

@@ -1,0 +1,580 @@
+package placement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/elastico/elastico"
+	"github.com/google/go-cmp/cmp"
+)
+
+// cluster builds nodes × gpus identical GPUs (ID "nXgY").
+func cluster(nodes, gpus int, mem float64, shared bool, cpu, ram float64) *elastico.Cluster {
+	c := &elastico.Cluster{}
+	for i := range nodes {
+		n := elastico.Node{ID: fmt.Sprintf("n%d", i), CPU: cpu, RAM: ram}
+		for k := range gpus {
+			n.GPUs = append(n.GPUs, elastico.GPU{ID: fmt.Sprintf("n%dg%d", i, k), Memory: mem, Shared: shared})
+		}
+		c.Nodes = append(c.Nodes, n)
+	}
+	return c
+}
+
+func item(id string, gpus int, sm, mem float64) elastico.PlacementItem {
+	return elastico.PlacementItem{
+		Job:     &elastico.Job{ID: id},
+		Profile: &elastico.Profile{Family: id, Config: elastico.Configuration{ID: "c"}, Demand: elastico.Demand{GPUs: gpus, SM: sm, GPUMemory: mem, CPU: 1, RAM: 4}},
+	}
+}
+
+func ref(n, g int) elastico.GPURef { return elastico.GPURef{Node: n, GPU: g} }
+
+// fakePredictor says how much each family slows the other: table[victim +
+// "|" + aggressor], 1 when absent.
+type fakePredictor map[string]float64
+
+func (f fakePredictor) Slowdown(v, a *elastico.Profile) float64 {
+	if s, ok := f[v.Family+"|"+a.Family]; ok {
+		return s
+	}
+	return 1
+}
+
+// checkInvariants fails t if out breaks a rule of the package doc.
+func checkInvariants(t *testing.T, cfg Config, req *elastico.PlacementRequest, out *elastico.Placement) {
+	t.Helper()
+	cfg, _ = cfg.withDefaults()
+	type acc struct {
+		sm, mem float64
+		jobs    []int
+	}
+	gpus := map[elastico.GPURef]*acc{}
+	nodeCPU := map[int]float64{}
+	nodeRAM := map[int]float64{}
+	if len(out.GPUs) != len(req.Items) || len(out.Reasons) != len(req.Items) {
+		t.Fatalf("out has %d GPU sets and %d reasons for %d items", len(out.GPUs), len(out.Reasons), len(req.Items))
+	}
+	for i, gs := range out.GPUs {
+		it := &req.Items[i]
+		d := it.Profile.Demand
+		if gs == nil {
+			if out.Reasons[i] == "" {
+				t.Errorf("item %d unplaced without a reason", i)
+			}
+			continue
+		}
+		if out.Reasons[i] != "" {
+			t.Errorf("item %d placed with reason %q", i, out.Reasons[i])
+		}
+		if len(gs) != d.GPUs {
+			t.Errorf("item %d has %d GPUs, wants %d", i, len(gs), d.GPUs)
+		}
+		seen := map[elastico.GPURef]bool{}
+		for _, g := range gs {
+			if seen[g] {
+				t.Errorf("item %d holds %v twice", i, g)
+			}
+			seen[g] = true
+			if !it.Job.Spread && g.Node != gs[0].Node {
+				t.Errorf("gang item %d spans nodes %d and %d", i, gs[0].Node, g.Node)
+			}
+			a := gpus[g]
+			if a == nil {
+				a = &acc{}
+				gpus[g] = a
+			}
+			a.sm += d.SM
+			a.mem += d.GPUMemory
+			a.jobs = append(a.jobs, i)
+			nodeCPU[g.Node] += d.CPU
+			nodeRAM[g.Node] += d.RAM
+		}
+	}
+	const slack = 1e-6
+	for g, a := range gpus {
+		hw := req.Cluster.Nodes[g.Node].GPUs[g.GPU]
+		if a.sm > cfg.Oversubscription+slack {
+			t.Errorf("GPU %s: SM %g > %g", hw.ID, a.sm, cfg.Oversubscription)
+		}
+		if a.mem > hw.Memory+slack {
+			t.Errorf("GPU %s: memory %g > %g", hw.ID, a.mem, hw.Memory)
+		}
+		if len(a.jobs) > cfg.MaxJobsPerGPU {
+			t.Errorf("GPU %s: %d jobs > %d", hw.ID, len(a.jobs), cfg.MaxJobsPerGPU)
+		}
+		if !hw.Shared && len(a.jobs) > 1 {
+			t.Errorf("unshared GPU %s holds %d jobs", hw.ID, len(a.jobs))
+		}
+		for _, i := range a.jobs {
+			for _, k := range req.Items[i].Avoid {
+				for _, j := range a.jobs {
+					if j == k {
+						t.Errorf("GPU %s holds items %d and %d that must avoid each other", hw.ID, i, k)
+					}
+				}
+			}
+		}
+	}
+	// Greedy is maximal: an item left out (and free of Avoid lists) fits
+	// nowhere even in the final state, since room only shrinks.
+	avoided := map[int]bool{}
+	for i := range req.Items {
+		for _, k := range req.Items[i].Avoid {
+			avoided[i], avoided[k] = true, true
+		}
+	}
+	fitsGPU := func(g elastico.GPURef, d elastico.Demand) bool {
+		hw := req.Cluster.Nodes[g.Node].GPUs[g.GPU]
+		a := gpus[g]
+		if a == nil {
+			a = &acc{}
+		}
+		return len(a.jobs) < cfg.MaxJobsPerGPU && (hw.Shared || len(a.jobs) == 0) &&
+			a.sm+d.SM <= cfg.Oversubscription+slack && a.mem+d.GPUMemory <= hw.Memory+slack
+	}
+	for i, gs := range out.GPUs {
+		it := &req.Items[i]
+		d := it.Profile.Demand
+		if gs != nil || avoided[i] || (it.Job.Spread && d.GPUs > 1) {
+			continue
+		}
+		for n := range req.Cluster.Nodes {
+			nd := &req.Cluster.Nodes[n]
+			k := float64(d.GPUs)
+			if nodeCPU[n]+k*d.CPU > nd.CPU+slack || nodeRAM[n]+k*d.RAM > nd.RAM+slack {
+				continue
+			}
+			free := 0
+			for g := range nd.GPUs {
+				if fitsGPU(ref(n, g), d) {
+					free++
+				}
+			}
+			if free >= d.GPUs {
+				t.Errorf("item %d (%+v) left out (%q) but node %d has room for it", i, d, out.Reasons[i], n)
+			}
+		}
+	}
+	for n, v := range nodeCPU {
+		if v > req.Cluster.Nodes[n].CPU+slack || nodeRAM[n] > req.Cluster.Nodes[n].RAM+slack {
+			t.Errorf("node %d: CPU %g/%g RAM %g/%g", n, v, req.Cluster.Nodes[n].CPU, nodeRAM[n], req.Cluster.Nodes[n].RAM)
+		}
+	}
+}
+
+func TestNew(t *testing.T) {
+	p, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{Oversubscription: 1, MaxJobsPerGPU: 2, TieCandidates: 4}
+	if diff := cmp.Diff(want, p.Config()); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+	tests := []struct {
+		name      string
+		cfg       Config
+		wantField string
+	}{
+		{"NaN oversubscription", Config{Oversubscription: math.NaN()}, "Oversubscription"},
+		{"negative oversubscription", Config{Oversubscription: -1}, "Oversubscription"},
+		{"huge oversubscription", Config{Oversubscription: 5}, "Oversubscription"},
+		{"negative max jobs", Config{MaxJobsPerGPU: -1}, "MaxJobsPerGPU"},
+		{"too many jobs", Config{MaxJobsPerGPU: 65}, "MaxJobsPerGPU"},
+		{"negative ties", Config{TieCandidates: -2}, "TieCandidates"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(tt.cfg)
+			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.wantField) {
+				t.Errorf("New(%+v) = %v, want an ErrConfig naming %s", tt.cfg, err, tt.wantField)
+			}
+		})
+	}
+}
+
+func TestPlace(t *testing.T) {
+	tests := []struct {
+		name        string
+		cfg         Config
+		cluster     *elastico.Cluster
+		items       []elastico.PlacementItem
+		predictor   elastico.Predictor
+		wantGPUs    [][]elastico.GPURef
+		wantReasons []string // substrings; "" for a placed item
+	}{
+		{
+			name:     "two halves share one GPU (best fit)",
+			cluster:  cluster(1, 2, 16, true, 32, 256),
+			items:    []elastico.PlacementItem{item("a", 1, 0.5, 4), item("b", 1, 0.5, 4)},
+			wantGPUs: [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 0)}},
+		},
+		{
+			name:     "SM above one GPU separates",
+			cluster:  cluster(1, 2, 16, true, 32, 256),
+			items:    []elastico.PlacementItem{item("a", 1, 0.6, 4), item("b", 1, 0.6, 4)},
+			wantGPUs: [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 1)}},
+		},
+		{
+			name:     "oversubscription lets them share",
+			cfg:      Config{Oversubscription: 1.5},
+			cluster:  cluster(1, 2, 16, true, 32, 256),
+			items:    []elastico.PlacementItem{item("a", 1, 0.6, 4), item("b", 1, 0.6, 4)},
+			wantGPUs: [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 0)}},
+		},
+		{
+			name:     "memory above the GPU separates",
+			cluster:  cluster(1, 2, 16, true, 32, 256),
+			items:    []elastico.PlacementItem{item("a", 1, 0.3, 10), item("b", 1, 0.3, 10)},
+			wantGPUs: [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 1)}},
+		},
+		{
+			name:        "an unshared GPU holds one job",
+			cluster:     cluster(1, 1, 16, false, 32, 256),
+			items:       []elastico.PlacementItem{item("a", 1, 0.2, 2), item("b", 1, 0.2, 2)},
+			wantGPUs:    [][]elastico.GPURef{{ref(0, 0)}, nil},
+			wantReasons: []string{"", "no GPU has 0.20 SM"},
+		},
+		{
+			name:        "at most two jobs per GPU by default",
+			cluster:     cluster(1, 1, 16, true, 32, 256),
+			items:       []elastico.PlacementItem{item("a", 1, 0.2, 2), item("b", 1, 0.2, 2), item("c", 1, 0.2, 2)},
+			wantGPUs:    [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 0)}, nil},
+			wantReasons: []string{"", "", "no GPU has"},
+		},
+		{
+			name:     "MaxJobsPerGPU 3",
+			cfg:      Config{MaxJobsPerGPU: 3},
+			cluster:  cluster(1, 1, 16, true, 32, 256),
+			items:    []elastico.PlacementItem{item("a", 1, 0.2, 2), item("b", 1, 0.2, 2), item("c", 1, 0.2, 2)},
+			wantGPUs: [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 0)}, {ref(0, 0)}},
+		},
+		{
+			name:        "a gang stays on one node",
+			cluster:     cluster(2, 1, 16, true, 32, 256),
+			items:       []elastico.PlacementItem{item("g", 2, 0.5, 4)},
+			wantGPUs:    [][]elastico.GPURef{nil},
+			wantReasons: []string{"needs 2 GPUs on one node; the largest node has 1"},
+		},
+		{
+			name:    "a spread gang crosses nodes",
+			cluster: cluster(2, 1, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				it := item("g", 2, 0.5, 4)
+				it.Job.Spread = true
+				return []elastico.PlacementItem{it}
+			}(),
+			wantGPUs: [][]elastico.GPURef{{ref(0, 0), ref(1, 0)}},
+		},
+		{
+			name:    "a gang is all or nothing",
+			cluster: cluster(1, 2, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				big := item("big", 1, 0.9, 4)
+				big.Current = []elastico.GPURef{ref(0, 1)}
+				return []elastico.PlacementItem{big, item("g", 2, 0.5, 4)}
+			}(),
+			wantGPUs:    [][]elastico.GPURef{{ref(0, 1)}, nil},
+			wantReasons: []string{"", "no node has 2 GPUs with 0.50 SM"},
+		},
+		{
+			name:    "node CPU limits replicas",
+			cluster: cluster(2, 2, 16, true, 1.5, 256),
+			items:   []elastico.PlacementItem{item("a", 1, 0.3, 2), item("b", 1, 0.3, 2)},
+			// Each replica takes 1 CPU: the second cannot join node 1.
+			wantGPUs: [][]elastico.GPURef{{ref(0, 0)}, {ref(1, 0)}},
+		},
+		{
+			name:    "largest first",
+			cluster: cluster(1, 2, 16, true, 32, 256),
+			items:   []elastico.PlacementItem{item("small", 1, 0.3, 2), item("big", 1, 0.8, 12)},
+			// big goes first and takes GPU 0; small does not fit beside it
+			// (SM 1.1 > 1), so GPU 1.
+			wantGPUs: [][]elastico.GPURef{{ref(0, 1)}, {ref(0, 0)}},
+		},
+		{
+			name:    "sticky: a running job keeps its GPU",
+			cluster: cluster(1, 2, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				a, b := item("a", 1, 0.5, 4), item("b", 1, 0.5, 4)
+				a.Current = []elastico.GPURef{ref(0, 0)}
+				b.Current = []elastico.GPURef{ref(0, 1)}
+				return []elastico.PlacementItem{a, b}
+			}(),
+			wantGPUs: [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 1)}},
+		},
+		{
+			name:    "sticky: a job moves when its GPU no longer holds it",
+			cluster: cluster(1, 2, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				a, b := item("a", 1, 0.7, 4), item("b", 1, 0.6, 4)
+				a.Current = []elastico.GPURef{ref(0, 0)}
+				b.Current = []elastico.GPURef{ref(0, 0)}
+				return []elastico.PlacementItem{a, b}
+			}(),
+			wantGPUs: [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 1)}},
+		},
+		{
+			name:    "sticky: a shrinking gang keeps a subset of its GPUs",
+			cluster: cluster(1, 4, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				a := item("a", 2, 0.5, 4)
+				a.Current = []elastico.GPURef{ref(0, 0), ref(0, 2), ref(0, 3)}
+				return []elastico.PlacementItem{a}
+			}(),
+			wantGPUs: [][]elastico.GPURef{{ref(0, 0), ref(0, 2)}},
+		},
+		{
+			name:    "sticky: a growing gang keeps its GPU and its node",
+			cluster: cluster(2, 2, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				a := item("a", 2, 0.5, 4)
+				a.Current = []elastico.GPURef{ref(0, 1)}
+				return []elastico.PlacementItem{a}
+			}(),
+			wantGPUs: [][]elastico.GPURef{{ref(0, 1), ref(0, 0)}},
+		},
+		{
+			name:    "avoid separates a pair",
+			cluster: cluster(1, 2, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				a, b := item("a", 1, 0.4, 4), item("b", 1, 0.4, 4)
+				b.Avoid = []int{0}
+				return []elastico.PlacementItem{a, b}
+			}(),
+			wantGPUs: [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 1)}},
+		},
+		{
+			name:    "avoid is symmetric and can leave an item out",
+			cluster: cluster(1, 1, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				a, b := item("a", 1, 0.4, 4), item("b", 1, 0.3, 4)
+				a.Avoid = []int{1}
+				return []elastico.PlacementItem{a, b}
+			}(),
+			wantGPUs:    [][]elastico.GPURef{{ref(0, 0)}, nil},
+			wantReasons: []string{"", "must not share a GPU with"},
+		},
+		{
+			name:    "ties go to the quieter neighbour",
+			cluster: cluster(1, 2, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				loud, quiet, x := item("loud", 1, 0.4, 4), item("quiet", 1, 0.4, 4), item("x", 1, 0.4, 4)
+				loud.Current = []elastico.GPURef{ref(0, 1)}
+				quiet.Current = []elastico.GPURef{ref(0, 0)}
+				return []elastico.PlacementItem{loud, quiet, x}
+			}(),
+			predictor: fakePredictor{"x|quiet": 1.6, "loud|x": 1.1},
+			wantGPUs:  [][]elastico.GPURef{{ref(0, 1)}, {ref(0, 0)}, {ref(0, 1)}},
+		},
+		{
+			name:    "without a predictor the tie goes to the most recent bucket entry",
+			cluster: cluster(1, 2, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				loud, quiet, x := item("loud", 1, 0.4, 4), item("quiet", 1, 0.4, 4), item("x", 1, 0.4, 4)
+				loud.Current = []elastico.GPURef{ref(0, 1)}
+				quiet.Current = []elastico.GPURef{ref(0, 0)}
+				return []elastico.PlacementItem{loud, quiet, x}
+			}(),
+			wantGPUs: [][]elastico.GPURef{{ref(0, 1)}, {ref(0, 0)}, {ref(0, 0)}},
+		},
+		{
+			name:        "memory above every GPU",
+			cluster:     cluster(1, 2, 16, true, 32, 256),
+			items:       []elastico.PlacementItem{item("a", 1, 0.4, 40)},
+			wantGPUs:    [][]elastico.GPURef{nil},
+			wantReasons: []string{"needs 40.0 GiB of GPU memory per replica; the largest GPU has 16.0 GiB"},
+		},
+		{
+			name: "best fit prefers the smaller GPU",
+			cluster: &elastico.Cluster{Nodes: []elastico.Node{{ID: "n", CPU: 8, RAM: 64, GPUs: []elastico.GPU{
+				{ID: "big", Memory: 80, Shared: true}, {ID: "small", Memory: 16, Shared: true},
+			}}}},
+			items:    []elastico.PlacementItem{item("a", 1, 0.4, 12), item("b", 1, 0.4, 30)},
+			wantGPUs: [][]elastico.GPURef{{ref(0, 1)}, {ref(0, 0)}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := New(tt.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := &elastico.PlacementRequest{Cluster: tt.cluster, Items: tt.items, Predictor: tt.predictor}
+			var out elastico.Placement
+			if err := p.Place(context.Background(), req, &out); err != nil {
+				t.Fatal(err)
+			}
+			checkInvariants(t, tt.cfg, req, &out)
+			if diff := cmp.Diff(tt.wantGPUs, out.GPUs); diff != "" {
+				t.Errorf("GPUs (-want +got):\n%s", diff)
+			}
+			for i, r := range out.Reasons {
+				want := ""
+				if tt.wantReasons != nil {
+					want = tt.wantReasons[i]
+				}
+				if (want == "") != (r == "") || !strings.Contains(r, want) {
+					t.Errorf("Reasons[%d] = %q, want it to contain %q", i, r, want)
+				}
+			}
+		})
+	}
+}
+
+func TestPlaceValidation(t *testing.T) {
+	good := func() *elastico.PlacementRequest {
+		return &elastico.PlacementRequest{Cluster: cluster(1, 2, 16, true, 8, 64), Items: []elastico.PlacementItem{item("a", 1, 0.5, 4), item("b", 1, 0.5, 4)}}
+	}
+	tests := []struct {
+		name      string
+		mutate    func(*elastico.PlacementRequest)
+		wantField string
+	}{
+		{"nil cluster", func(r *elastico.PlacementRequest) { r.Cluster = nil }, "Cluster"},
+		{"nil job", func(r *elastico.PlacementRequest) { r.Items[1].Job = nil }, "Items[1].Job"},
+		{"nil profile", func(r *elastico.PlacementRequest) { r.Items[0].Profile = nil }, "Items[0].Profile"},
+		{"zero GPUs", func(r *elastico.PlacementRequest) { r.Items[0].Profile.Demand.GPUs = 0 }, "Items[0].Profile.Demand.GPUs"},
+		{"NaN SM", func(r *elastico.PlacementRequest) { r.Items[1].Profile.Demand.SM = math.NaN() }, "Items[1].Profile.Demand.SM"},
+		{"SM above one", func(r *elastico.PlacementRequest) { r.Items[1].Profile.Demand.SM = 1.5 }, "Items[1].Profile.Demand.SM"},
+		{"infinite memory", func(r *elastico.PlacementRequest) { r.Items[0].Profile.Demand.GPUMemory = math.Inf(1) }, "Items[0].Profile.Demand.GPUMemory"},
+		{"negative RAM", func(r *elastico.PlacementRequest) { r.Items[0].Profile.Demand.RAM = -1 }, "Items[0].Profile.Demand.RAM"},
+		{"current GPU absent", func(r *elastico.PlacementRequest) { r.Items[0].Current = []elastico.GPURef{ref(0, 7)} }, "Items[0].Current[0]"},
+		{"current node absent", func(r *elastico.PlacementRequest) { r.Items[0].Current = []elastico.GPURef{ref(3, 0)} }, "Items[0].Current[0]"},
+		{"avoid self", func(r *elastico.PlacementRequest) { r.Items[1].Avoid = []int{1} }, "Items[1].Avoid[0]"},
+		{"avoid out of range", func(r *elastico.PlacementRequest) { r.Items[0].Avoid = []int{5} }, "Items[0].Avoid[0]"},
+		{"NaN node CPU", func(r *elastico.PlacementRequest) { r.Cluster.Nodes[0].CPU = math.NaN() }, "CPU"},
+		{"negative GPU memory", func(r *elastico.PlacementRequest) { r.Cluster.Nodes[0].GPUs[1].Memory = -16 }, "Memory"},
+	}
+	p, _ := New(Config{})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := good()
+			tt.mutate(req)
+			var out elastico.Placement
+			err := p.Place(context.Background(), req, &out)
+			if !errors.Is(err, elastico.ErrInvalid) || !strings.HasPrefix(err.Error(), "placement: ") || !strings.Contains(err.Error(), tt.wantField) {
+				t.Errorf("Place = %v, want a placement: error wrapping ErrInvalid naming %s", err, tt.wantField)
+			}
+		})
+	}
+}
+
+func TestPlaceCancelled(t *testing.T) {
+	p, _ := New(Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := &elastico.PlacementRequest{Cluster: cluster(1, 1, 16, true, 8, 64), Items: []elastico.PlacementItem{item("a", 1, 0.5, 4)}}
+	if err := p.Place(ctx, req, &elastico.Placement{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Place on a cancelled context = %v, want context.Canceled", err)
+	}
+}
+
+// randomRequest is a cluster of mixed GPUs with a mix of single, gang and
+// spread items, some running, some avoiding others.
+func randomRequest(r *rand.Rand, nodes, items int) *elastico.PlacementRequest {
+	c := &elastico.Cluster{}
+	for i := range nodes {
+		n := elastico.Node{ID: fmt.Sprintf("n%d", i), CPU: float64(16 + r.IntN(64)), RAM: float64(64 + r.IntN(512))}
+		mem := []float64{16, 32, 40, 80}[r.IntN(4)]
+		for k := range 1 + r.IntN(8) {
+			n.GPUs = append(n.GPUs, elastico.GPU{ID: fmt.Sprintf("n%dg%d", i, k), Memory: mem, Shared: r.IntN(5) > 0})
+		}
+		c.Nodes = append(c.Nodes, n)
+	}
+	req := &elastico.PlacementRequest{Cluster: c}
+	for i := range items {
+		g := []int{1, 1, 1, 1, 2, 4, 8}[r.IntN(7)]
+		it := item(fmt.Sprintf("j%d", i), g, 0.05+0.95*r.Float64(), 1+30*r.Float64())
+		it.Profile.Demand.CPU = float64(1 + r.IntN(8))
+		it.Profile.Demand.RAM = float64(4 + r.IntN(64))
+		it.Job.Spread = r.IntN(6) == 0
+		if r.IntN(3) == 0 {
+			n := r.IntN(nodes)
+			for k := range g {
+				if ng := len(c.Nodes[n].GPUs); k < ng {
+					it.Current = append(it.Current, ref(n, (k+i)%ng))
+				}
+			}
+		}
+		if i > 0 && r.IntN(8) == 0 {
+			it.Avoid = []int{r.IntN(i)}
+		}
+		req.Items = append(req.Items, it)
+	}
+	return req
+}
+
+// TestPlaceRandom checks the rules on random requests, and that a Placer
+// gives the same answer twice (its pooled scratch space carries nothing
+// over).
+func TestPlaceRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 200 {
+		cfg := Config{MaxJobsPerGPU: 1 + r.IntN(4), Oversubscription: []float64{0, 1, 1.5}[r.IntN(3)]}
+		p, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := randomRequest(r, 1+r.IntN(12), r.IntN(60))
+		if r.IntN(2) == 0 {
+			req.Predictor = fakePredictor{"j1|j2": 1.5, "j3|j1": 1.2}
+		}
+		var a, b elastico.Placement
+		if err := p.Place(context.Background(), req, &a); err != nil {
+			t.Fatalf("trial %d: %v", trial, err)
+		}
+		checkInvariants(t, cfg, req, &a)
+		if err := p.Place(context.Background(), req, &b); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(a, b); diff != "" {
+			t.Fatalf("trial %d: two calls differ (-first +second):\n%s", trial, diff)
+		}
+	}
+}
+
+// TestPlaceSticky checks that when every running job still fits where it
+// runs, no job moves.
+func TestPlaceSticky(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	p, _ := New(Config{})
+	for trial := range 50 {
+		req := randomRequest(r, 8, 40)
+		for i := range req.Items {
+			req.Items[i].Current = nil
+			req.Items[i].Avoid = nil
+		}
+		var first elastico.Placement
+		if err := p.Place(context.Background(), req, &first); err != nil {
+			t.Fatal(err)
+		}
+		// Feed the placement back as the current one, in a shuffled order,
+		// with no more demand: everything stays.
+		perm := r.Perm(len(req.Items))
+		next := &elastico.PlacementRequest{Cluster: req.Cluster}
+		for _, i := range perm {
+			it := req.Items[i]
+			it.Current = first.GPUs[i]
+			next.Items = append(next.Items, it)
+		}
+		var second elastico.Placement
+		if err := p.Place(context.Background(), next, &second); err != nil {
+			t.Fatal(err)
+		}
+		for k, i := range perm {
+			if first.GPUs[i] == nil {
+				continue
+			}
+			if diff := cmp.Diff(first.GPUs[i], second.GPUs[k]); diff != "" {
+				t.Errorf("trial %d: item %d moved (-before +after):\n%s", trial, i, diff)
+			}
+		}
+	}
+}
