@@ -19,9 +19,11 @@ func TrimmedMean(xs []float64, trim float64) float64 {
 		k = (n - 1) / 2
 	}
 	kept := xs[k : n-k]
-	s := 0.0
+	// Sum deviations from the smallest kept value: a constant series gives
+	// back its value exactly, and the sum stays small.
+	ref, s := kept[0], 0.0
 	for _, x := range kept {
-		s += x
+		s += x - ref
 	}
-	return s / float64(len(kept))
+	return ref + s/float64(len(kept))
 }
