@@ -1,0 +1,421 @@
+package adapter
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/rst"
+)
+
+// apply carries out the plan's actions that Slurm can carry out, in the
+// plan's order, and tells waiting jobs why they wait.
+func (a *Adapter) apply(ctx context.Context, plan *elastico.Plan, state *elastico.State, inv *inventory, pending map[string]candidate, byID map[int]*Job, rep *Report, now time.Time) error {
+	jobs := make(map[string]*elastico.Job, len(state.Jobs))
+	for i := range state.Jobs {
+		jobs[state.Jobs[i].ID] = &state.Jobs[i]
+	}
+	waiting := map[string]string{} // job → why it waits, for its AdminComment
+	for _, act := range plan.Actions {
+		var out string
+		var err error
+		j := jobs[act.JobID]
+		switch {
+		case j == nil:
+			out = "declined: the job is not in the State"
+		case act.Kind == elastico.Start:
+			out, err = a.start(ctx, act, j, pending[act.JobID], inv, now)
+		case act.Kind == elastico.Reconfigure, act.Kind == elastico.Migrate:
+			out, err = a.reconfigure(ctx, act, j, inv, byID, now)
+		case act.Kind == elastico.Preempt:
+			// Slurm binds a job's GPUs at its first start (a GRES update is
+			// merged into the job's list, never replaces it), so a stopped
+			// job could only come back on the same GPUs: stopping it would
+			// free nothing for long. It keeps running.
+			out = "declined: a Slurm job keeps its GPUs until it ends; it keeps running"
+		default:
+			out = "declined: unknown action kind " + act.Kind.String()
+		}
+		if err != nil {
+			return err
+		}
+		rep.Actions = append(rep.Actions, Applied{Action: act, Outcome: out})
+		key := "act:" + act.JobID
+		if out == "applied" {
+			delete(a.said, key)
+			a.log.Info("applied", "action", act.String())
+		} else {
+			a.sayOnce(slog.LevelInfo, key, "not applied", "action", act.String(), "outcome", out)
+			if _, ok := pending[act.JobID]; ok && act.Kind == elastico.Start {
+				waiting[act.JobID] = "start " + out
+			}
+		}
+	}
+	// Waiting jobs learn why in their AdminComment (scontrol show job).
+	for _, d := range plan.Decisions {
+		c, ok := pending[d.JobID]
+		if !ok || a.jr.jobs[c.sj.ID] != nil {
+			continue
+		}
+		why := waiting[d.JobID]
+		if why == "" {
+			if d.Assignment != nil {
+				continue
+			}
+			why = d.Status.String()
+		}
+		text := truncate("elastico: waiting: "+why, 500)
+		if c.sj.AdminComment == text {
+			continue
+		}
+		if err := a.cfg.Slurm.Update(ctx, c.sj.ID, "AdminComment="+text); err != nil {
+			a.sayOnce(slog.LevelWarn, "status:"+d.JobID, "could not set AdminComment", "job", d.JobID, "err", err)
+		}
+	}
+	return nil
+}
+
+// start launches a held job on the GPUs the plan chose.
+func (a *Adapter) start(ctx context.Context, act elastico.Action, j *elastico.Job, c candidate, inv *inventory, now time.Time) (string, error) {
+	if c.sj == nil {
+		return "declined: the job is not a held, opted-in job waiting for a start", nil
+	}
+	if a.jr.jobs[c.sj.ID] != nil {
+		return "declined: the adapter already drives the job", nil
+	}
+	if act.To == nil {
+		return "declined: start without an assignment", nil
+	}
+	p, ok := j.Profile(act.To.ConfigID)
+	if !ok {
+		return fmt.Sprintf("declined: configuration %q is not in the job's family", act.To.ConfigID), nil
+	}
+	slots, kind, shards, why := a.request(act.To.GPUs, p, inv, nil)
+	if why != "" {
+		return "deferred: " + why, nil
+	}
+	r := &Record{
+		SlurmID:  c.sj.ID,
+		Submit:   c.sj.Submit,
+		Spec:     c.text,
+		Phase:    PhaseStart,
+		Gen:      1,
+		ConfigID: p.Config.ID,
+		GPUs:     slices.Clone(act.To.GPUs),
+		Node:     slots[0].Node,
+		Kind:     kind,
+		Gres:     gresFor(slots, kind, shards),
+		CPUs:     cpusFor(p),
+	}
+	r.Env = a.env(r, j, p, act.Launch, slots, shards)
+	a.jr.jobs[r.SlurmID] = r
+	if err := a.save(); err != nil { // write-ahead: the intent is durable before Slurm hears of it
+		return "", err
+	}
+	gs, _ := ParseGres(r.Gres)
+	inv.hold(r.Node, gs, true)
+	return "applied", a.converge(ctx, r, c.sj, now)
+}
+
+// reconfigure restarts a running job under a new configuration on the same
+// GPUs (requeuehold, then a release with the new shard counts and
+// environment). A migration to other GPUs is declined: Slurm cannot take
+// GPUs away from a job.
+func (a *Adapter) reconfigure(ctx context.Context, act elastico.Action, j *elastico.Job, inv *inventory, byID map[int]*Job, now time.Time) (string, error) {
+	id, _ := strconv.Atoi(act.JobID)
+	r := a.jr.jobs[id]
+	if r == nil || !r.active() {
+		return "declined: the adapter does not drive the job", nil
+	}
+	if act.To == nil {
+		return "declined: no target assignment", nil
+	}
+	if !sameSet(act.To.GPUs, r.GPUs) {
+		return "declined: a Slurm job keeps the GPUs it started on (GRES updates merge); moving it needs a new job", nil
+	}
+	if r.Phase != PhaseLaunched {
+		return "deferred: a launch of the job is under way (" + string(r.Phase) + ")", nil
+	}
+	if act.To.ConfigID == r.ConfigID {
+		return "applied", nil // nothing to change
+	}
+	p, ok := j.Profile(act.To.ConfigID)
+	if !ok {
+		return fmt.Sprintf("declined: configuration %q is not in the job's family", act.To.ConfigID), nil
+	}
+	// The job's own shards are freed by its requeue: take them off before
+	// checking the new counts.
+	old, _ := ParseGres(r.Gres)
+	for _, g := range old {
+		if s := inv.gpus[r.Node+"/"+g.Type]; s != nil && g.Name == "shard" {
+			s.used -= g.Count
+		} else if s != nil && g.Name == "gpu" {
+			s.whole--
+		}
+	}
+	slots, kind, shards, why := a.request(r.GPUs, p, inv, &r.Kind)
+	if why != "" {
+		inv.hold(r.Node, old, true)
+		return "deferred: " + why, nil
+	}
+	sj := byID[id]
+	if sj == nil || sj.Submit != r.Submit || sj.Done() {
+		inv.hold(r.Node, old, true)
+		return "declined: the job has ended", nil
+	}
+	r.Gen++
+	r.ConfigID = p.Config.ID
+	r.Kind = kind
+	r.Gres = gresFor(slots, kind, shards)
+	r.CPUs = cpusFor(p)
+	r.Env = a.env(r, j, p, act.Launch, slots, shards)
+	r.Phase = PhaseRequeue
+	r.RestartBase = sj.Restarts
+	r.Attempts, r.Error = 0, ""
+	if err := a.save(); err != nil {
+		return "", err
+	}
+	gs, _ := ParseGres(r.Gres)
+	inv.hold(r.Node, gs, true)
+	return "applied", a.converge(ctx, r, sj, now)
+}
+
+// request turns an assignment into what Slurm is asked for: the GPUs, the
+// GRES kind (shard on GPUs that have shards, whole GPUs otherwise) and the
+// shards per GPU. It returns why not when the request must not be
+// released: a GPU unknown, on another node, of the other kind, or unable to
+// hold it now. keepKind, if set, is the kind the job already has.
+func (a *Adapter) request(gpus []string, p *elastico.Profile, inv *inventory, keepKind *string) ([]*gpuSlot, string, []int, string) {
+	if len(gpus) == 0 || len(gpus) != p.Demand.GPUs {
+		return nil, "", nil, fmt.Sprintf("assignment has %d GPUs, configuration %s needs %d", len(gpus), p.Config.ID, p.Demand.GPUs)
+	}
+	slots := make([]*gpuSlot, len(gpus))
+	sharded := 0
+	for i, g := range gpus {
+		s := inv.gpus[g]
+		if s == nil {
+			return nil, "", nil, fmt.Sprintf("GPU %s is not a GPU Slurm reports", g)
+		}
+		if i > 0 && s.Node != slots[0].Node {
+			return nil, "", nil, "the GPUs span nodes " + slots[0].Node + " and " + s.Node + " (the adapter runs one-node jobs)"
+		}
+		if slices.Contains(slots[:i], s) {
+			return nil, "", nil, "GPU " + g + " is listed twice"
+		}
+		slots[i] = s
+		if s.Shards > 0 {
+			sharded++
+		}
+	}
+	kind := "gpu"
+	switch {
+	case keepKind != nil:
+		kind = *keepKind
+	case sharded == len(slots):
+		kind = "shard"
+	case sharded > 0:
+		return nil, "", nil, "the GPUs mix shared and unshared ones (one Slurm job cannot hold both gpu and shard)"
+	}
+	shards := make([]int, len(slots))
+	for i, s := range slots {
+		if kind == "shard" {
+			if s.Shards == 0 {
+				return nil, "", nil, "GPU " + s.ID + " has no shards"
+			}
+			// floor: the shards of the jobs the plan puts on one GPU then
+			// add up to at most its count whenever their SM shares add up
+			// to at most 1.
+			shards[i] = min(s.Shards, max(1, int(math.Floor(p.Demand.SM*float64(s.Shards)+1e-9))))
+		}
+		if ok, why := s.fits(kind, shards[i]); !ok {
+			return nil, "", nil, why
+		}
+		if !s.usable && !s.ours {
+			return nil, "", nil, "node " + s.Node + " takes no new jobs"
+		}
+	}
+	for _, n := range inv.nodes {
+		if n.name == slots[0].Node && cpusFor(p) > int(math.Max(n.cpus, 0)) {
+			return nil, "", nil, fmt.Sprintf("configuration %s needs %d CPUs, node %s has %g free", p.Config.ID, cpusFor(p), n.name, n.cpus)
+		}
+	}
+	return slots, kind, shards, ""
+}
+
+func gresFor(slots []*gpuSlot, kind string, shards []int) string {
+	gs := make([]Gres, len(slots))
+	for i, s := range slots {
+		if kind == "shard" {
+			gs[i] = Gres{Name: "shard", Type: s.Type, Count: shards[i]}
+		} else {
+			gs[i] = Gres{Name: "gpu", Type: s.Type, Count: 1}
+		}
+	}
+	return FormatGres(gs)
+}
+
+// cpusFor is the CPUs Slurm allocates to a configuration.
+func cpusFor(p *elastico.Profile) int {
+	return max(1, int(math.Ceil(p.Demand.CPU*float64(p.Demand.GPUs)-1e-9)))
+}
+
+// env is one run's environment: the plan's launch parameters, with the
+// memory fraction and MPS limits computed for the job's own view of its
+// devices (Slurm sets CUDA_VISIBLE_DEVICES, so device 0 is the job's first
+// GPU), and MPS limits always set on shards: a neighbour may join the GPU
+// later without restarting this job.
+func (a *Adapter) env(r *Record, j *elastico.Job, p *elastico.Profile, base elastico.LaunchParams, slots []*gpuSlot, shards []int) []string {
+	byOrdinal := slices.Clone(slots)
+	slices.SortFunc(byOrdinal, func(x, y *gpuSlot) int { return x.Ordinal - y.Ordinal })
+	lg := make([]rst.LaunchGPU, len(slots))
+	for i, s := range slots {
+		lg[i] = rst.LaunchGPU{Index: slices.Index(byOrdinal, s), Memory: a.cfg.GPUMemory, Shared: r.Kind == "shard"}
+	}
+	own := rst.Launch(j, p, lg)
+	l := base
+	if l == (elastico.LaunchParams{}) {
+		l = own
+	}
+	l.MemoryFraction = own.MemoryFraction
+	l.MPSPinnedMemLimit = own.MPSPinnedMemLimit
+	l.MPSActiveThreadPercentage = own.MPSActiveThreadPercentage
+	shared := "0"
+	if r.Kind == "shard" {
+		shared = "1"
+	}
+	env := append(l.Env(),
+		"ELASTICO_CONFIG="+p.Config.ID,
+		"ELASTICO_GENERATION="+strconv.Itoa(r.Gen),
+		"ELASTICO_GPUS="+strings.Join(r.GPUs, ","),
+		"ELASTICO_SHARED="+shared,
+		"ELASTICO_SLURM_GRES="+r.Gres,
+	)
+	slices.Sort(env)
+	return env
+}
+
+// converge takes one job forward from where Slurm says it is to where its
+// record says it should be. Each step looks at Slurm's state before it
+// acts, so running it again (after a crash of the adapter, or of
+// slurmctld, between a command and the journal write) does nothing twice.
+func (a *Adapter) converge(ctx context.Context, r *Record, sj *Job, now time.Time) error {
+	var err error
+	switch r.Phase {
+	case PhaseStart:
+		switch {
+		case sj.State == "PENDING":
+			if err = a.launch(ctx, r, sj, false); err == nil {
+				a.launched(r, sj, now)
+			}
+		case sj.Holds():
+			a.launched(r, sj, now) // released before a crash: it runs
+		}
+	case PhaseRequeue:
+		switch {
+		case sj.Restarts > r.RestartBase:
+			r.Phase, r.RequeuedAt = PhaseRelaunch, now // the requeue happened (before a crash)
+		case sj.State == "RUNNING" || sj.State == "CONFIGURING":
+			if err = a.cfg.Slurm.RequeueHold(ctx, sj.ID); err == nil {
+				r.Phase, r.RequeuedAt = PhaseRelaunch, now
+				a.log.Info("requeued for reconfiguration", "job", sj.ID, "config", r.ConfigID, "gen", r.Gen)
+			}
+		case sj.State == "PENDING":
+			// Released but not started yet: no run to stop, and a pending
+			// job's GRES counts can still change.
+			if err = a.cfg.Slurm.Hold(ctx, sj.ID); err == nil {
+				r.Phase, r.RequeuedAt = PhaseRelaunch, time.Time{}
+			}
+		}
+	case PhaseRelaunch:
+		switch {
+		case sj.State == "PENDING" && sj.Held():
+			if now.Before(r.RequeuedAt.Add(a.cfg.RequeueDelay)) {
+				return nil
+			}
+			if err = a.launch(ctx, r, sj, true); err == nil {
+				a.launched(r, sj, now)
+			}
+		case sj.State == "PENDING" || sj.State == "RUNNING" && sj.Restarts > r.RestartBase:
+			a.launched(r, sj, now) // released before a crash
+		}
+	default:
+		return nil
+	}
+	if err != nil {
+		r.Attempts++
+		r.Error = err.Error()
+		if r.Attempts >= a.cfg.MaxAttempts {
+			a.log.Error("giving the job up: Slurm refused a step too often; it is left to Slurm", "job", sj.ID, "phase", r.Phase, "err", err)
+			r.Phase = PhaseFailed
+		} else {
+			a.log.Warn("step failed, will retry", "job", sj.ID, "phase", r.Phase, "attempt", r.Attempts, "err", err)
+		}
+	}
+	return a.save()
+}
+
+// launch sets a pending job's GRES, CPUs and node (skipped when Slurm has
+// them already), writes its run's environment, and releases it.
+func (a *Adapter) launch(ctx context.Context, r *Record, sj *Job, relaunch bool) error {
+	if err := writeEnv(a.cfg.EnvDir, r.SlurmID, sj.Restarts, r.Env); err != nil {
+		return err
+	}
+	have, _ := ParseGres(sj.TresPerNode)
+	want, err := ParseGres(r.Gres)
+	if err != nil {
+		return err
+	}
+	var fields []string
+	if !sameGres(have, want) {
+		fields = append(fields, "Gres="+r.Gres)
+	}
+	if sj.CPUs != r.CPUs {
+		fields = append(fields, "NumCPUs="+strconv.Itoa(r.CPUs))
+	}
+	if !relaunch {
+		fields = append(fields, "NodeList="+r.Node)
+	} else {
+		fields = append(fields, "StartTime=now") // requeue set it 121 s ahead
+	}
+	status := truncate(fmt.Sprintf("elastico: gen %d: %s on %s (%s)", r.Gen, r.ConfigID, strings.Join(r.GPUs, ","), r.Gres), 500)
+	if sj.AdminComment != status {
+		fields = append(fields, "AdminComment="+status)
+	}
+	if err := a.cfg.Slurm.Update(ctx, r.SlurmID, fields...); err != nil {
+		return err
+	}
+	if err := a.cfg.Slurm.Release(ctx, r.SlurmID); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (a *Adapter) launched(r *Record, sj *Job, now time.Time) {
+	r.Phase = PhaseLaunched
+	r.Attempts, r.Error = 0, ""
+	r.Launches = append(r.Launches, Launch{Gen: r.Gen, Run: sj.Restarts, ConfigID: r.ConfigID, GPUs: slices.Clone(r.GPUs), Gres: r.Gres, At: now})
+	a.log.Info("launched", "job", r.SlurmID, "gen", r.Gen, "run", sj.Restarts, "config", r.ConfigID, "gpus", strings.Join(r.GPUs, ","), "gres", r.Gres)
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	x, y := slices.Clone(a), slices.Clone(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(x, y)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}

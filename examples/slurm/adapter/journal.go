@@ -1,0 +1,181 @@
+package adapter
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/elastico/elastico"
+)
+
+// Phase is where a managed job is in the adapter's state machine. Every
+// transition is written to the journal before the Slurm command that
+// carries it out, and every step checks Slurm's state before acting, so a
+// restart of the adapter (or of slurmctld) repeats no step and skips none.
+type Phase string
+
+const (
+	// PhaseStart: the job is held; the adapter is to set its GRES (once:
+	// Slurm merges later GRES updates into the job's list) and release it.
+	PhaseStart Phase = "start"
+	// PhaseLaunched: released; the job runs or is about to.
+	PhaseLaunched Phase = "launched"
+	// PhaseRequeue: to be stopped with requeuehold for a reconfiguration.
+	PhaseRequeue Phase = "requeue"
+	// PhaseRelaunch: stopped; to be released under its new configuration
+	// once RequeueDelay has passed since the requeue (slurmd refuses a
+	// job credential issued within the second of the revocation).
+	PhaseRelaunch Phase = "relaunch"
+	// PhaseDone: the job ended (Record.End says how).
+	PhaseDone Phase = "done"
+	// PhaseFailed: Slurm refused a step three times; the adapter stopped
+	// touching the job (Record.Error says why).
+	PhaseFailed Phase = "failed"
+)
+
+// Record is the adapter's memory of one job it manages.
+type Record struct {
+	SlurmID int
+	// Submit is the job's submit time: slurmctld may give a lost job's ID
+	// to a new job, and the journal must not take one for the other.
+	Submit int64
+	// Spec is the job's spec text, frozen at its first start, so that an
+	// edited comment or family file cannot pull a running job's
+	// configuration out of its family.
+	Spec  string
+	Phase Phase
+	// Gen counts the launches the adapter ordered (1: the first start).
+	Gen      int
+	ConfigID string
+	GPUs     []string // elastico GPU IDs, in the order of the assignment
+	Node     string
+	Kind     string // "gpu" (whole GPUs) or "shard"
+	Gres     string // exactly what scontrol update Gres= was given
+	CPUs     int
+	Env      []string
+	// RestartBase is the job's restart count when the requeue was decided.
+	RestartBase int
+	RequeuedAt  time.Time
+	Attempts    int
+	Error       string
+	End         string
+	Launches    []Launch
+}
+
+// Launch is one launch the adapter ordered, kept for audit.
+type Launch struct {
+	Gen      int
+	Run      int // the job's restart count for this run (SLURM_RESTART_COUNT)
+	ConfigID string
+	GPUs     []string
+	Gres     string
+	At       time.Time
+}
+
+// active reports whether the adapter still drives the job.
+func (r *Record) active() bool { return r.Phase != PhaseDone && r.Phase != PhaseFailed }
+
+const journalVersion = 1
+
+type journalFile struct {
+	Version int
+	Jobs    []*Record
+	Carry   elastico.Carry
+}
+
+// journal is the adapter's durable state: one JSON file, rewritten whole and
+// atomically (temp file, fsync, rename, fsync of the directory) on every
+// change.
+type journal struct {
+	path  string
+	jobs  map[int]*Record
+	carry elastico.Carry
+}
+
+func loadJournal(path string) (*journal, error) {
+	j := &journal{path: path, jobs: map[int]*Record{}}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return j, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("adapter: journal %s: %w", path, err)
+	}
+	var f journalFile
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("adapter: journal %s is corrupt (%v): move it away only if no job it lists is running", path, err)
+	}
+	if f.Version != journalVersion {
+		return nil, fmt.Errorf("adapter: journal %s: version %d, want %d", path, f.Version, journalVersion)
+	}
+	for i, r := range f.Jobs {
+		if r == nil || r.SlurmID <= 0 {
+			return nil, fmt.Errorf("adapter: journal %s: Jobs[%d]: no SlurmID", path, i)
+		}
+		if j.jobs[r.SlurmID] != nil {
+			return nil, fmt.Errorf("adapter: journal %s: job %d is listed twice", path, r.SlurmID)
+		}
+		j.jobs[r.SlurmID] = r
+	}
+	j.carry = f.Carry
+	return j, nil
+}
+
+func (j *journal) save() error {
+	f := journalFile{Version: journalVersion, Carry: j.carry}
+	for _, r := range j.jobs {
+		f.Jobs = append(f.Jobs, r)
+	}
+	slices.SortFunc(f.Jobs, func(a, b *Record) int { return a.SlurmID - b.SlurmID })
+	b, err := json.MarshalIndent(&f, "", " ")
+	if err != nil {
+		return fmt.Errorf("adapter: journal: %w", err)
+	}
+	return writeAtomic(j.path, append(b, '\n'), 0o600)
+}
+
+// writeAtomic replaces path with data: a reader sees the old file or the new
+// one, never a part, even across a crash.
+func writeAtomic(path string, data []byte, mode os.FileMode) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("adapter: %w", err)
+	}
+	name := tmp.Name()
+	fail := func(err error) error {
+		tmp.Close()
+		os.Remove(name)
+		return fmt.Errorf("adapter: writing %s: %w", path, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("adapter: writing %s: %w", path, err)
+	}
+	if err := os.Rename(name, path); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("adapter: writing %s: %w", path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
