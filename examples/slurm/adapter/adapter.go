@@ -246,33 +246,33 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 		} else {
 			delete(a.missing, id)
 		}
-		if !r.active() {
-			if sj == nil && a.missing[id] >= 2 {
-				delete(a.jr.jobs, id)
-				delete(a.missing, id)
-				removeEnv(a.cfg.EnvDir, id)
-				if err := a.save(); err != nil {
-					return rep, err
-				}
+		if sj == nil {
+			if a.missing[id] < 2 {
+				continue // one absence is not enough: slurmctld may be starting
 			}
-			continue
-		}
-		switch {
-		case sj == nil && a.missing[id] >= 2:
-			r.Phase, r.End = PhaseDone, "VANISHED"
-			a.log.Error("job vanished from slurmctld (lost by a controller crash?)", "job", id, "phase", r.Phase, "gen", r.Gen)
-		case sj == nil:
-			continue
-		case sj.Done():
-			r.Phase, r.End = PhaseDone, sj.State
-			a.log.Info("job ended", "job", id, "state", sj.State, "runs", sj.Restarts+1, "config", r.ConfigID, "gen", r.Gen)
-		default:
-			if err := a.converge(ctx, r, sj, now); err != nil {
+			if r.active() {
+				a.log.Error("job vanished from slurmctld (lost by a controller crash?)", "job", id, "phase", r.Phase, "gen", r.Gen, "config", r.ConfigID)
+			}
+			delete(a.jr.jobs, id)
+			delete(a.missing, id)
+			removeEnv(a.cfg.EnvDir, id)
+			if err := a.save(); err != nil {
 				return rep, err
 			}
 			continue
 		}
-		if err := a.save(); err != nil {
+		if !r.active() {
+			continue
+		}
+		if sj.Done() {
+			r.Phase, r.End = PhaseDone, sj.State
+			a.log.Info("job ended", "job", id, "state", sj.State, "runs", sj.Restarts+1, "config", r.ConfigID, "gen", r.Gen)
+			if err := a.save(); err != nil {
+				return rep, err
+			}
+			continue
+		}
+		if err := a.converge(ctx, r, sj, now); err != nil {
 			return rep, err
 		}
 	}

@@ -309,12 +309,12 @@ func (a *Adapter) converge(ctx context.Context, r *Record, sj *Job, now time.Tim
 	switch r.Phase {
 	case PhaseStart:
 		switch {
-		case sj.State == "PENDING":
+		case sj.State == "PENDING" && (sj.Held() || !a.hasGres(r, sj)):
 			if err = a.launch(ctx, r, sj, false); err == nil {
 				a.launched(r, sj, now)
 			}
-		case sj.Holds():
-			a.launched(r, sj, now) // released before a crash: it runs
+		case sj.State == "PENDING" || sj.Holds():
+			a.launched(r, sj, now) // released before a crash: it waits for Slurm or runs
 		}
 	case PhaseRequeue:
 		switch {
@@ -379,7 +379,9 @@ func (a *Adapter) launch(ctx context.Context, r *Record, sj *Job, relaunch bool)
 		fields = append(fields, "NumCPUs="+strconv.Itoa(r.CPUs))
 	}
 	if !relaunch {
-		fields = append(fields, "NodeList="+r.Node)
+		if sj.ReqNodes != r.Node {
+			fields = append(fields, "NodeList="+r.Node)
+		}
 	} else {
 		fields = append(fields, "StartTime=now") // requeue set it 121 s ahead
 	}
@@ -387,13 +389,22 @@ func (a *Adapter) launch(ctx context.Context, r *Record, sj *Job, relaunch bool)
 	if sj.AdminComment != status {
 		fields = append(fields, "AdminComment="+status)
 	}
-	if err := a.cfg.Slurm.Update(ctx, r.SlurmID, fields...); err != nil {
-		return err
+	if len(fields) > 0 {
+		if err := a.cfg.Slurm.Update(ctx, r.SlurmID, fields...); err != nil {
+			return err
+		}
 	}
 	if err := a.cfg.Slurm.Release(ctx, r.SlurmID); err != nil {
 		return err
 	}
 	return nil
+}
+
+// hasGres reports whether Slurm already holds the record's GRES for the job.
+func (a *Adapter) hasGres(r *Record, sj *Job) bool {
+	have, err1 := ParseGres(sj.TresPerNode)
+	want, err2 := ParseGres(r.Gres)
+	return err1 == nil && err2 == nil && sameGres(have, want)
 }
 
 func (a *Adapter) launched(r *Record, sj *Job, now time.Time) {

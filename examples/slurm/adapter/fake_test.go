@@ -26,6 +26,12 @@ type fakeSlurm struct {
 	// (an adapter crash in the middle of a tick).
 	failAfter int
 	down      bool // slurmctld unreachable: every call fails
+	// lieAt, when > 0, makes the lieAt-th mutating call take effect and
+	// then report an error (a timeout after slurmctld did the work).
+	lieAt int
+	// dead is set by the lie: the adapter is dead, nothing more it sends
+	// reaches Slurm until the test restarts it.
+	dead bool
 	// gres is each job's merged GRES list (what Slurm really holds).
 	gres map[int][]Gres
 }
@@ -106,7 +112,7 @@ func (f *fakeSlurm) mutate(verb string, id int, args ...string) (*Job, error) {
 	if f.down {
 		return nil, errors.New("Unable to contact slurm controller")
 	}
-	if f.failAfter > 0 && len(f.calls) >= f.failAfter {
+	if f.dead || f.failAfter > 0 && len(f.calls) >= f.failAfter {
 		return nil, errCrash
 	}
 	f.calls = append(f.calls, strings.TrimSpace(fmt.Sprintf("%s %d %s", verb, id, strings.Join(args, " "))))
@@ -118,6 +124,10 @@ func (f *fakeSlurm) mutate(verb string, id int, args ...string) (*Job, error) {
 }
 
 func (f *fakeSlurm) Update(_ context.Context, id int, fields ...string) error {
+	return f.lie(f.update(id, fields...))
+}
+
+func (f *fakeSlurm) update(id int, fields ...string) error {
 	j, err := f.mutate("update", id, fields...)
 	if err != nil {
 		return err
@@ -160,6 +170,9 @@ func (f *fakeSlurm) Update(_ context.Context, id int, fields ...string) error {
 			if j.State != "PENDING" {
 				return errors.New("Job is no longer pending execution")
 			}
+			if k == "NodeList" {
+				j.ReqNodes = v
+			}
 		default:
 			return fmt.Errorf("fake: unknown field %s", k)
 		}
@@ -168,6 +181,10 @@ func (f *fakeSlurm) Update(_ context.Context, id int, fields ...string) error {
 }
 
 func (f *fakeSlurm) Hold(_ context.Context, id int) error {
+	return f.lie(f.hold(id))
+}
+
+func (f *fakeSlurm) hold(id int) error {
 	j, err := f.mutate("hold", id)
 	if err != nil {
 		return err
@@ -180,6 +197,10 @@ func (f *fakeSlurm) Hold(_ context.Context, id int) error {
 }
 
 func (f *fakeSlurm) Release(_ context.Context, id int) error {
+	return f.lie(f.release(id))
+}
+
+func (f *fakeSlurm) release(id int) error {
 	j, err := f.mutate("release", id)
 	if err != nil {
 		return err
@@ -194,6 +215,10 @@ func (f *fakeSlurm) Release(_ context.Context, id int) error {
 }
 
 func (f *fakeSlurm) RequeueHold(_ context.Context, id int) error {
+	return f.lie(f.requeueHold(id))
+}
+
+func (f *fakeSlurm) requeueHold(id int) error {
 	j, err := f.mutate("requeuehold", id)
 	if err != nil {
 		return err
@@ -209,6 +234,17 @@ func (f *fakeSlurm) RequeueHold(_ context.Context, id int) error {
 	j.GresDetail = nil
 	return nil
 }
+
+// lie turns the lieAt-th call's success into an error.
+func (f *fakeSlurm) lie(err error) error {
+	if err == nil && f.lieAt > 0 && len(f.calls) == f.lieAt && !f.dead {
+		f.dead = true
+		return errLie
+	}
+	return err
+}
+
+var errLie = errors.New("injected: slurmctld did it but the answer was lost")
 
 // schedule starts every released pending job whose GRES fit now, in
 // submit order, as slurmctld's scheduler pass would.

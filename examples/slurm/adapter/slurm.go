@@ -38,6 +38,7 @@ type Job struct {
 	TresPerNode  string   `json:"tres_per_node"` // "gres:shard:gpu1:2,gres:shard:gpu3:2"
 	GresDetail   []string `json:"gres_detail"`   // while it runs: "gpu:gpu1:1(IDX:1),gpu:gpu3:1(IDX:3)"
 	Nodes        string   `json:"nodes"`
+	ReqNodes     string   `json:"required_nodes"` // NodeList= as set by scontrol update
 	Restarts     int      `json:"restart_cnt"`
 	Submit       int64    `json:"submit_time"`
 	CPUs         int      `json:"cpus"`
