@@ -147,10 +147,10 @@ func TestStartSharesAGPU(t *testing.T) {
 
 func TestForeignJobsAreNeverTouched(t *testing.T) {
 	f := newFake(4, 4)
-	running := f.submit("", false, "gpu:gpu0:1")        // someone's whole-GPU job
+	running := f.submit("", false, "gpu:gpu0:1")         // someone's whole-GPU job
 	shard := f.submit("my notes", false, "shard:gpu3:1") // someone's shard job
 	f.schedule()
-	heldForeign := f.submit("", true, "")                  // held, not opted in
+	heldForeign := f.submit("", true, "")                 // held, not opted in
 	pendingForeign := f.submit("not elastico", false, "") // pending, not opted in
 	ours := f.submit(trainSpec, true, "")
 	// The plan tries everything on everyone: only our start may happen.

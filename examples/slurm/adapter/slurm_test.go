@@ -20,10 +20,10 @@ func TestDecodeJobsSample(t *testing.T) {
 		t.Fatal(err)
 	}
 	type row struct {
-		ID                  int
+		ID                   int
 		State, Comment, Tres string
-		Restarts            int
-		Done, Held          bool
+		Restarts             int
+		Done, Held           bool
 	}
 	var got []row
 	for _, j := range jobs {
@@ -125,7 +125,7 @@ func TestInventory(t *testing.T) {
 	nodes := []Node{
 		{Name: "a", State: "mixed", CPUs: 32, RealMemory: 256000, Gres: "gpu:gpu10:1,gpu:gpu2:1,gpu:gpu1:1,shard:gpu1:4,shard:gpu2:4,shard:gpu10:4"},
 		{Name: "b", State: "idle", CPUs: 8, RealMemory: 8192, Gres: "gpu:gpu0:1,gpu:gpu1:1"},
-		{Name: "c", State: "idle", CPUs: 8, Gres: "gpu:a100:4"},                         // not typed per GPU
+		{Name: "c", State: "idle", CPUs: 8, Gres: "gpu:a100:4"},                           // not typed per GPU
 		{Name: "d", State: "idle", Flags: []string{"DRAIN"}, CPUs: 8, Gres: "gpu:gpu0:1"}, // draining
 	}
 	inv, notes := buildInventory(nodes)
