@@ -1,0 +1,52 @@
+package baseline
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/elastico/elastico"
+)
+
+// Volcano is a Volcano-like gang scheduler: every job runs under its
+// requested configuration (the first profile of its family) on whole GPUs,
+// one job per GPU; all of a job's replicas start together or none does
+// (gang); jobs are taken first come, first served, and a gang that does not
+// fit is passed over so that later jobs that fit go ahead (Volcano's
+// allocate action, which skips unsatisfiable gangs: backfill without
+// reservation). A running job is never moved or stopped. A gang goes on one
+// node when one node has enough free GPUs (the fullest such node), else over
+// the nodes with the most free GPUs.
+//
+// The zero value is ready to use and safe for concurrent use.
+type Volcano struct{}
+
+// Name is the policy's name in reports.
+const VolcanoName = "volcano"
+
+var _ elastico.Scheduler = Volcano{}
+
+// Epoch implements elastico.Scheduler.
+func (Volcano) Epoch(ctx context.Context, st *elastico.State) (*elastico.Plan, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	v, err := newView(st)
+	if err != nil {
+		return nil, err
+	}
+	pl := newPlanner(v)
+	for _, i := range fifo(st) {
+		j := &st.Jobs[i]
+		if j.Running != nil {
+			continue
+		}
+		p := requested(j)
+		gs := v.placeGang(p, func(g int) bool { return v.free(g) && v.gpus[g].mem >= p.Demand.GPUMemory }, nil)
+		if gs == nil {
+			pl.wait(i, elastico.Unplaceable, fmt.Sprintf("gang of %d whole GPUs does not fit the free GPUs", p.Demand.GPUs))
+			continue
+		}
+		pl.assign(i, p, gs)
+	}
+	return pl.plan(), nil
+}

@@ -1,0 +1,362 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/elastico/elastico"
+)
+
+// This file holds what no data set measures, as explicit models with their
+// sources. Each is used only where the data are silent, and every profile
+// built from one is marked Interpolated.
+
+// modelSpec describes a trained model for the memory model:
+//
+//	memory per replica = context + params·StateBytes + local batch·ActGiB + FixedGiB
+//
+// context is the CUDA context, cuDNN/cuBLAS workspaces and the caching
+// allocator's slack (1 GiB, PyTorch on a V100). StateBytes is 4 B per weight
+// and per gradient plus the optimizer's state: 4 B of momentum for SGD
+// (12 B), 8 B of moments for Adam (16 B), nothing for plain SGD (8 B).
+// ActGiB is the activation memory kept for the backward pass per sample, in
+// FP32, estimated from the model's feature-map sizes (sources per model).
+type modelSpec struct {
+	Params     float64
+	StateBytes float64
+	ActGiB     float64
+	FixedGiB   float64
+	Optimizer  elastico.Optimizer
+	// Pollux names the Pollux application whose gradient statistics stand
+	// in for this model's statistical efficiency ("" = not modelled).
+	Pollux string
+	Source string
+}
+
+const contextGiB = 1.0
+
+// gavelModels are Gavel's seven models (scheduler/workloads in the Gavel
+// repository), with parameter counts from the cited architectures.
+var gavelModels = map[string]*modelSpec{
+	"ResNet-18": {
+		Params: 11.2e6, StateBytes: 12, ActGiB: 0.0063, Optimizer: elastico.SGD, Pollux: "cifar10",
+		Source: "ResNet-18 on CIFAR-10 (32×32), SGD+momentum; ~1.7 M saved FP32 activations per sample (conv, BN and ReLU outputs of the 64–512-channel stages at 32²…4²); Pollux's cifar10 is the same model and data",
+	},
+	"ResNet-50": {
+		Params: 25.6e6, StateBytes: 12, ActGiB: 0.075, Optimizer: elastico.SGD, Pollux: "imagenet",
+		Source: "ResNet-50 on ImageNet (224²), SGD+momentum; activations bounded by Gavel having run batch 128 on an 11.17 GiB K80 (≤ 0.077 GiB/sample) and NVIDIA's FP32 batch of 112 on a 16 GB V100; Pollux's imagenet is the same model and data",
+	},
+	"Transformer": {
+		Params: 50e6, StateBytes: 16, ActGiB: 0.015, Optimizer: elastico.Adam, Pollux: "bert",
+		Source: "Transformer-base (6+6 layers, d=512) on Multi30k, Adam; ~15 tokens per sentence × ~0.8 MB of saved activations per token and layer stack, plus logits; statistical efficiency borrowed from Pollux's bert (a Transformer) as the nearest measured model",
+	},
+	"LM": {
+		Params: 13.9e6, StateBytes: 8, ActGiB: 0.013, Optimizer: elastico.SGD, Pollux: "deepspeech2",
+		Source: "2-layer LSTM word LM on Wikitext-2 (PyTorch example: 200 units, 33,278-word vocabulary, bptt 35), plain SGD; dominated by 35×33,278 FP32 logits, their softmax and gradient per sample; statistical efficiency borrowed from Pollux's deepspeech2 (the measured recurrent model)",
+	},
+	"Recommendation": {
+		Params: 28.4e6, StateBytes: 16, ActGiB: 0.0004, Optimizer: elastico.Adam, Pollux: "ncf",
+		Source: "autoencoder collaborative filtering on MovieLens-20M (~26.7 k items in and out, 512-512-1024 hidden), Adam; ~0.4 MB of dense input, output and gradients per user; statistical efficiency from Pollux's ncf (same data set)",
+	},
+	"A3C": {
+		Params: 1.3e6, StateBytes: 16, ActGiB: 0, FixedGiB: 0.3, Optimizer: elastico.Adam,
+		Source: "A3C on Atari (conv + LSTM policy, ~1.3 M parameters), no batch knob: a small fixed working set; statistical efficiency not modelled",
+	},
+	"CycleGAN": {
+		Params: 28.3e6, StateBytes: 16, ActGiB: 0, FixedGiB: 3.0, Optimizer: elastico.Adam,
+		Source: "CycleGAN (two ResNet-9-block generators, two PatchGAN discriminators) on 256² images, batch 1, Adam; ~3 GiB of activations; statistical efficiency not modelled",
+	},
+}
+
+func (m *modelSpec) memory(localBatch int) float64 {
+	return contextGiB + m.Params*m.StateBytes/(1<<30) + float64(localBatch)*m.ActGiB + m.FixedGiB
+}
+
+// Host resources per replica: a data loader of 4 cores and 12 GiB of host
+// RAM for training (p3.16xlarge gives 8 cores and 61 GiB per GPU), 2 cores
+// and 8 GiB for an inference engine.
+const (
+	trainCPU, trainRAM = 4, 12
+	inferCPU, inferRAM = 2, 8
+)
+
+// smFromStepTimes is the SM-utilization model: a training step takes
+// α + β·b seconds at per-GPU batch b, where α is the batch-independent
+// time (data loading, Python, launch gaps, the optimizer) during which the
+// SMs idle. α is the zero-batch intercept of the line through the two
+// smallest measured batches, where the overhead is most visible; then
+// SM active(b) = 1 − α/step(b), clamped to [0.02, 1]. steps are step times
+// in seconds at the ascending batches bs.
+func smFromStepTimes(bs []int, steps []float64) []float64 {
+	out := make([]float64, len(bs))
+	alpha := 0.0
+	if len(bs) >= 2 {
+		slope := (steps[1] - steps[0]) / float64(bs[1]-bs[0])
+		alpha = math.Max(0, steps[0]-slope*float64(bs[0]))
+	}
+	for i := range bs {
+		out[i] = clamp(1-alpha/steps[i], 0.02, 1)
+	}
+	return out
+}
+
+func clamp(x, lo, hi float64) float64 { return math.Max(lo, math.Min(hi, x)) }
+
+// scalingModel fills in data-parallel throughput for GPU counts no data set
+// measured: per-GPU throughput relative to one GPU, the median over every
+// model that was measured at that count (Gavel: 2, 4 and 8 GPUs, on one
+// server and spread), interpolated in log2(GPUs) between measured counts and
+// extrapolated beyond the largest with the median per-doubling ratio.
+type scalingModel struct {
+	counts []int     // measured counts, ascending, starting at 1
+	cons   []float64 // median per-GPU efficiency on one server
+	spread []float64 // median per-GPU efficiency spread over servers
+	// perDoubling is the median ratio of per-GPU throughput at the largest
+	// count to the one before it (spread), for extrapolation.
+	perDoubling float64
+}
+
+// eff returns the per-GPU efficiency at n GPUs.
+func (s *scalingModel) eff(n int, spread bool) float64 {
+	ys := s.cons
+	if spread {
+		ys = s.spread
+	}
+	return interpLog2(s.counts, ys, n, s.perDoubling)
+}
+
+// interpLog2 interpolates per-GPU values ys measured at counts xs (ascending)
+// linearly in log2 of the count; beyond the last it multiplies by
+// perDoubling per doubling.
+func interpLog2(xs []int, ys []float64, n int, perDoubling float64) float64 {
+	if i, ok := slices.BinarySearch(xs, n); ok {
+		return ys[i]
+	}
+	last := len(xs) - 1
+	if n > xs[last] {
+		return ys[last] * math.Pow(perDoubling, math.Log2(float64(n)/float64(xs[last])))
+	}
+	if n < xs[0] {
+		return ys[0]
+	}
+	i, _ := slices.BinarySearch(xs, n)
+	x0, x1 := math.Log2(float64(xs[i-1])), math.Log2(float64(xs[i]))
+	w := (math.Log2(float64(n)) - x0) / (x1 - x0)
+	return ys[i-1]*(1-w) + ys[i]*w
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// FitReport is how well a fitted model reproduces held-out measurements.
+type FitReport struct {
+	Model    string
+	Measured int     // measurements it was fitted on
+	Filled   int     // values it supplies that no data set measured
+	CVMAPE   float64 // 5-fold cross-validated mean absolute percentage error
+	BaseMAPE float64 // the same folds predicting the training mean
+}
+
+// coLocationModel fills the pairs no data set measured. A replica of kind a
+// next to one of kind b runs at speed 1/(1 + s_a·p_b): s_a is how sensitive
+// a is, p_b how much pressure b puts on a GPU (a rank-one factorization of
+// the measured slowdowns 1/speed − 1, fitted by alternating non-negative
+// least squares). Kinds no pair measured (inference) get s and p from a
+// least-squares line against their SM utilization, fitted on the measured
+// kinds.
+type coLocationModel struct {
+	sens, press []float64
+}
+
+type pairObs struct {
+	a, b int
+	y    float64 // slowdown 1/speed − 1
+}
+
+func fitRankOne(n int, obs []pairObs) (sens, press []float64) {
+	sens = make([]float64, n)
+	press = make([]float64, n)
+	for i := range sens {
+		sens[i], press[i] = 1, 0.5
+	}
+	num := make([]float64, n)
+	den := make([]float64, n)
+	for it := 0; it < 300; it++ {
+		clear(num)
+		clear(den)
+		for _, o := range obs {
+			num[o.a] += o.y * press[o.b]
+			den[o.a] += press[o.b] * press[o.b]
+		}
+		for i := range sens {
+			if den[i] > 0 {
+				sens[i] = math.Max(0, num[i]/den[i])
+			}
+		}
+		clear(num)
+		clear(den)
+		for _, o := range obs {
+			num[o.b] += o.y * sens[o.a]
+			den[o.b] += sens[o.a] * sens[o.a]
+		}
+		for i := range press {
+			if den[i] > 0 {
+				press[i] = math.Max(0, num[i]/den[i])
+			}
+		}
+	}
+	return sens, press
+}
+
+// crossValidate reports the rank-one model's 5-fold error on the measured
+// speeds; folds are every fifth pair in (victim, aggressor) order.
+func crossValidate(n int, obs []pairObs) (cv, base float64) {
+	var ape, apeBase float64
+	for f := 0; f < 5; f++ {
+		var train, test []pairObs
+		for i, o := range obs {
+			if i%5 == f {
+				test = append(test, o)
+			} else {
+				train = append(train, o)
+			}
+		}
+		s, p := fitRankOne(n, train)
+		mean := 0.0
+		for _, o := range train {
+			mean += 1 / (1 + o.y)
+		}
+		mean /= float64(len(train))
+		for _, o := range test {
+			y := 1 / (1 + o.y)
+			ape += math.Abs(1/(1+s[o.a]*p[o.b])-y) / y
+			apeBase += math.Abs(mean-y) / y
+		}
+	}
+	return 100 * ape / float64(len(obs)), 100 * apeBase / float64(len(obs))
+}
+
+// lineFit returns the least-squares line y = c0 + c1·x.
+func lineFit(xs, ys []float64) (c0, c1 float64) {
+	n := float64(len(xs))
+	var sx, sy, sxx, sxy float64
+	for i := range xs {
+		sx += xs[i]
+		sy += ys[i]
+		sxx += xs[i] * xs[i]
+		sxy += xs[i] * ys[i]
+	}
+	d := n*sxx - sx*sx
+	if d == 0 {
+		return sy / n, 0
+	}
+	c1 = (n*sxy - sx*sy) / d
+	return (sy - c1*sx) / n, c1
+}
+
+// kappaFromNoiseScale turns Pollux's gradient statistics into the
+// efficiency model's Kappa. Pollux's statistical efficiency of a global
+// batch M against a reference M0 is E(M) = (φ + M0)/(φ + M), φ the gradient
+// noise scale in samples, which grows as training proceeds. A job that ran
+// a whole training at one batch would take ∫ dp / E(M, φ(p)) of
+// reference-batch progress, and since 1/E = 1 + (M − M0)/(φ + M0), a
+// constant Kappa = mean over progress of 1/(φ(p) + M0) reproduces every such
+// run exactly; it is exact for jobs that keep their batch and a first-order
+// approximation for jobs that change it. phi[i] is the noise scale over the
+// progress interval weight[i] (+Inf where the gradient norm was 0).
+func kappaFromNoiseScale(m0 float64, phi, weight []float64) (float64, error) {
+	if len(phi) == 0 || len(phi) != len(weight) {
+		return 0, fmt.Errorf("sim: noise scale: %d values, %d weights", len(phi), len(weight))
+	}
+	var s, w float64
+	for i, f := range phi {
+		if math.IsNaN(f) || f < 0 || weight[i] < 0 || math.IsNaN(weight[i]) {
+			return 0, fmt.Errorf("sim: noise scale: interval %d: φ %g, weight %g", i, f, weight[i])
+		}
+		s += weight[i] / (f + m0) // 0 for φ = +Inf
+		w += weight[i]
+	}
+	if w <= 0 {
+		return 0, fmt.Errorf("sim: noise scale: zero total progress")
+	}
+	return s / w, nil
+}
+
+// inferenceSpec is the offline LLM batch-inference model (a vLLM-style
+// engine generating for a queue of prompts). Decoding is memory-bound: one
+// step reads the weights and the live KV cache once and emits one token per
+// running sequence:
+//
+//	step = overhead + max((weights + n·ctx·kv) / (η_bw·BW), n·2·params / (η_f·F))
+//	tokens/s = n / (step + n·prefill), prefill = 2·params·prompt/output / (η_f·F)
+//
+// where n = min(MaxSeqs, ⌊KV budget / (ctx·kv)⌋) sequences fit the cache,
+// ctx the mean context while decoding (prompt + output/2) and kv the KV bytes
+// per token (2 × layers × hidden × 2 B in FP16). SM active is the share of
+// the step the GPU spends in kernels. Sources: vLLM (Kwon et al., SOSP'23) for
+// the paged KV cache and its budget knobs; the OPT model cards (Zhang et al.,
+// 2022) for layers and hidden sizes; the GPU datasheets for BW and F;
+// η_bw = 0.75 and η_f = 0.3 are typical achieved fractions for decoding.
+type inferenceSpec struct {
+	Name           string
+	Params         float64
+	Layers, Hidden int
+	Prompt, Output int // tokens per request
+	Overhead       float64
+}
+
+var inferenceModels = []*inferenceSpec{
+	{Name: "OPT-1.3B-offline", Params: 1.3e9, Layers: 24, Hidden: 2048, Prompt: 512, Output: 256, Overhead: 0.004},
+	{Name: "OPT-2.7B-offline", Params: 2.7e9, Layers: 32, Hidden: 2560, Prompt: 512, Output: 256, Overhead: 0.004},
+}
+
+// The inference knobs: the KV-cache budget as a fraction of GPU memory and
+// the engine's sequence limit.
+var (
+	kvFracs = []float64{0.1, 0.2, 0.3, 0.45}
+	maxSeqs = []int{16, 32, 64, 128}
+)
+
+const (
+	etaBW, etaFLOP = 0.75, 0.3
+	// inferenceWorkspace is the engine's activations and CUDA context (GiB).
+	inferenceWorkspace = 1.5
+	// inferenceRequested is the configuration an inference job asks for:
+	// vLLM's defaults for a small model (a third of the GPU for KV, 64
+	// sequences) on one GPU.
+	inferenceRequestedKV, inferenceRequestedSeqs = 0.3, 64
+)
+
+func (s *inferenceSpec) weightsGiB() float64 { return s.Params * 2 / (1 << 30) }
+
+// config evaluates one configuration; ok is false when it does not fit.
+func (s *inferenceSpec) config(g GPUSpec, kvFrac float64, seqs int) (tput, sm, mem float64, ok bool) {
+	kvPerToken := float64(2*s.Layers*s.Hidden*2) / (1 << 30) // GiB
+	ctx := float64(s.Prompt) + float64(s.Output)/2
+	budget := kvFrac * g.Memory
+	n := min(seqs, int(budget/(ctx*kvPerToken)))
+	mem = s.weightsGiB() + budget + inferenceWorkspace
+	if n < 1 || mem > g.Memory {
+		return 0, 0, mem, false
+	}
+	bw := etaBW * g.BandwidthGBs * 1e9 / (1 << 30) // GiB/s
+	flops := etaFLOP * g.TensorTFLOPs * 1e12
+	memT := (s.weightsGiB() + float64(n)*ctx*kvPerToken) / bw
+	compT := float64(n) * 2 * s.Params / flops
+	busy := math.Max(memT, compT)
+	step := s.Overhead + busy
+	prefill := 2 * s.Params * float64(s.Prompt) / float64(s.Output) / flops
+	tput = float64(n) / (step + float64(n)*prefill)
+	sm = (busy + float64(n)*prefill) / (step + float64(n)*prefill)
+	return tput, sm, mem, true
+}

@@ -1,0 +1,221 @@
+package sim
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/elastico/elastico"
+)
+
+// Result is what one run measured.
+type Result struct {
+	Policy string
+	Seed   uint64
+	GPUs   int
+	Jobs   []JobResult
+	// Series samples the cluster after every change (a step function).
+	Series       []Sample
+	Epochs       int
+	Events       int
+	EpochLatency []time.Duration
+	// WindowEnd is the last arrival (s): utilization and throughput are
+	// averaged over [0, WindowEnd], while load is offered. Makespan is the
+	// last completion.
+	WindowEnd, Makespan float64
+
+	smArea, busyArea, thrArea       float64
+	smWindow, busyWindow, thrWindow float64
+}
+
+// JobResult is one job's outcome.
+type JobResult struct {
+	ID, Family string
+	Class      elastico.Class
+	GPUs       int     // requested
+	Arrival    float64 // s
+	Start      float64 // first start, s (NaN if it never started)
+	Finish     float64 // s (NaN if unfinished)
+	Dedicated  float64 // s alone under its requested configuration
+	Finished   bool
+	// Reconfigs, Migrations, Preemptions and Restarts count transitions.
+	Reconfigs, Migrations, Preemptions, Restarts int
+	// RunTime is the time the job made progress; FloorTime the part of it
+	// at or above its floor (0 when it has none).
+	RunTime, FloorTime float64
+	HasFloor           bool
+}
+
+// JCT returns the job completion time (NaN if unfinished).
+func (j *JobResult) JCT() float64 { return j.Finish - j.Arrival }
+
+// Queue returns the queueing delay before the first start (NaN if never).
+func (j *JobResult) Queue() float64 { return j.Start - j.Arrival }
+
+// Sample is the cluster at one moment.
+type Sample struct {
+	Time       float64 // s
+	SMUtil     float64 // time-weighted SM active over all GPUs, in [0, 1]
+	Busy       float64 // fraction of GPUs some job holds
+	Throughput float64 // GPU-equivalents of requested progress (see Metrics)
+	Running    int
+	Waiting    int
+}
+
+func (s *simulation) finishResult() {
+	r := s.res
+	r.Jobs = make([]JobResult, len(s.jobs))
+	for i := range s.jobs {
+		j := &s.jobs[i]
+		jr := JobResult{
+			ID: j.ID, Family: j.Family.Name, Class: j.Class, GPUs: j.Requested().GPUs,
+			Arrival: j.Arrival, Start: math.NaN(), Finish: math.NaN(), Dedicated: j.Dedicated,
+			Finished: j.done, Reconfigs: j.reconfigs, Migrations: j.migrations,
+			Preemptions: j.preemptions, Restarts: j.restarts,
+			RunTime: j.runTime, FloorTime: j.floorTime, HasFloor: j.Floor > 0,
+		}
+		if j.started {
+			jr.Start = j.firstStart
+		}
+		if j.done {
+			jr.Finish = j.finish
+			r.Makespan = math.Max(r.Makespan, j.finish)
+		}
+		r.Jobs[i] = jr
+	}
+	if r.Makespan == 0 {
+		r.Makespan = s.now
+	}
+}
+
+// Metrics are one run's figures, by key (see MetricDefs for their meaning).
+type Metrics map[string]float64
+
+// MetricDef describes one metric.
+type MetricDef struct {
+	Key, Label, Unit string
+	// HigherIsBetter orients ratios against the baseline.
+	HigherIsBetter bool
+	Help           string
+}
+
+// MetricDefs lists the metrics in report order.
+var MetricDefs = []MetricDef{
+	{"jct_avg", "avg JCT", "h", false, "mean job completion time (arrival to finish), all jobs"},
+	{"jct_median", "median JCT", "h", false, "median job completion time"},
+	{"jct_p95", "p95 JCT", "h", false, "95th percentile job completion time"},
+	{"jct_train_avg", "avg JCT train", "h", false, "mean JCT of training jobs"},
+	{"jct_train_p95", "p95 JCT train", "h", false, "95th percentile JCT of training jobs"},
+	{"jct_infer_avg", "avg JCT infer", "h", false, "mean JCT of inference jobs (NaN when none)"},
+	{"jct_infer_p95", "p95 JCT infer", "h", false, "95th percentile JCT of inference jobs"},
+	{"slowdown_avg", "avg slowdown", "×", false, "mean of JCT / dedicated time under the requested configuration"},
+	{"queue_avg", "avg queue", "h", false, "mean queueing delay before a job's first start"},
+	{"queue_p95", "p95 queue", "h", false, "95th percentile queueing delay"},
+	{"throughput", "throughput", "GPU-eq", true, "mean over the arrival window of Σ_j requested GPUs × (ground-truth rate / dedicated rate): GPUs' worth of requested-configuration progress"},
+	{"jobs_per_hour", "jobs/h", "1/h", true, "jobs finished per hour of makespan"},
+	{"sm_util", "SM util", "%", true, "time-weighted SM active over all GPUs during the arrival window"},
+	{"sm_util_makespan", "SM util (makespan)", "%", true, "the same over the whole run"},
+	{"busy", "GPUs held", "%", true, "time-weighted fraction of GPUs some job holds during the arrival window"},
+	{"floor_attainment", "floor attain", "%", true, "share of running time jobs with a floor ran at or above it (NaN when no job has one)"},
+	{"reconfig_per_gpu_h", "reconfig/GPU-h", "", false, "reconfigurations per GPU-hour of makespan"},
+	{"migrate_per_gpu_h", "migrate/GPU-h", "", false, "migrations per GPU-hour of makespan"},
+	{"preempt_per_gpu_h", "preempt/GPU-h", "", false, "preemptions per GPU-hour of makespan"},
+	{"epoch_ms", "epoch", "ms", false, "mean wall-clock latency of one Epoch call"},
+	{"epoch_p99_ms", "epoch p99", "ms", false, "99th percentile Epoch latency"},
+	{"makespan", "makespan", "h", false, "time of the last completion"},
+	{"unfinished", "unfinished", "jobs", false, "jobs not finished by the horizon"},
+}
+
+// Metrics computes the run's figures.
+func (r *Result) Metrics() Metrics {
+	m := Metrics{}
+	var all, train, infer, slow, queue []float64
+	unfinished := 0
+	var reconf, migr, preempt int
+	var floorRun, floorOK float64
+	for i := range r.Jobs {
+		j := &r.Jobs[i]
+		reconf += j.Reconfigs
+		migr += j.Migrations
+		preempt += j.Preemptions
+		if j.HasFloor {
+			floorRun += j.RunTime
+			floorOK += j.FloorTime
+		}
+		if !math.IsNaN(j.Start) {
+			queue = append(queue, j.Queue()/3600)
+		}
+		if !j.Finished {
+			unfinished++
+			continue
+		}
+		h := j.JCT() / 3600
+		all = append(all, h)
+		if j.Class == elastico.Inference {
+			infer = append(infer, h)
+		} else {
+			train = append(train, h)
+		}
+		if j.Dedicated > 0 {
+			slow = append(slow, j.JCT()/j.Dedicated)
+		}
+	}
+	m["jct_avg"], m["jct_median"], m["jct_p95"] = mean(all), quantile(all, 0.5), quantile(all, 0.95)
+	m["jct_train_avg"], m["jct_train_p95"] = mean(train), quantile(train, 0.95)
+	m["jct_infer_avg"], m["jct_infer_p95"] = mean(infer), quantile(infer, 0.95)
+	m["slowdown_avg"] = mean(slow)
+	m["queue_avg"], m["queue_p95"] = mean(queue), quantile(queue, 0.95)
+	if r.WindowEnd > 0 {
+		m["throughput"] = r.thrWindow / r.WindowEnd
+		m["sm_util"] = 100 * r.smWindow / r.WindowEnd
+		m["busy"] = 100 * r.busyWindow / r.WindowEnd
+	} else {
+		m["throughput"], m["sm_util"], m["busy"] = math.NaN(), math.NaN(), math.NaN()
+	}
+	if r.Makespan > 0 {
+		gpuH := float64(r.GPUs) * r.Makespan / 3600
+		m["sm_util_makespan"] = 100 * r.smArea / r.Makespan
+		m["jobs_per_hour"] = float64(len(r.Jobs)-unfinished) / (r.Makespan / 3600)
+		m["reconfig_per_gpu_h"] = float64(reconf) / gpuH
+		m["migrate_per_gpu_h"] = float64(migr) / gpuH
+		m["preempt_per_gpu_h"] = float64(preempt) / gpuH
+	}
+	m["floor_attainment"] = math.NaN()
+	if floorRun > 0 {
+		m["floor_attainment"] = 100 * floorOK / floorRun
+	}
+	lat := make([]float64, len(r.EpochLatency))
+	for i, d := range r.EpochLatency {
+		lat[i] = float64(d) / float64(time.Millisecond)
+	}
+	m["epoch_ms"], m["epoch_p99_ms"] = mean(lat), quantile(lat, 0.99)
+	m["makespan"] = r.Makespan / 3600
+	m["unfinished"] = float64(unfinished)
+	return m
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// quantile returns the q-quantile with linear interpolation between order
+// statistics (NaN for no data).
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	pos := q * float64(len(s)-1)
+	lo := int(math.Floor(pos))
+	hi := min(lo+1, len(s)-1)
+	w := pos - float64(lo)
+	return s[lo]*(1-w) + s[hi]*w
+}

@@ -1,0 +1,162 @@
+package sim
+
+import (
+	"math"
+	"testing"
+
+	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/internal/gavel"
+)
+
+func TestGavelTruth(t *testing.T) {
+	tr := testTruth(t)
+	want := map[string]int{"A3C": 1, "CycleGAN": 1, "LM": 20, "Recommendation": 5, "ResNet-18": 20, "ResNet-50": 16, "Transformer": 20}
+	for name, n := range want {
+		f, ok := tr.Family(name)
+		if !ok {
+			t.Fatalf("no family %s", name)
+		}
+		if len(f.Configs) != n {
+			t.Errorf("%s: %d configurations, want %d", name, len(f.Configs), n)
+		}
+		for _, c := range f.Configs {
+			if !c.Measured {
+				t.Errorf("%s %s: a standard configuration not measured", name, c.ID)
+			}
+			if c.Memory > tr.GPU.Memory {
+				t.Errorf("%s %s: needs %.1f GiB on a %.1f GiB V100 that Gavel ran it on", name, c.ID, c.Memory, tr.GPU.Memory)
+			}
+			if !(c.SM > 0 && c.SM <= 1) || !(c.Efficiency > 0 && c.Efficiency <= 1) {
+				t.Errorf("%s %s: SM %g, efficiency %g", name, c.ID, c.SM, c.Efficiency)
+			}
+		}
+	}
+	for _, im := range inferenceModels {
+		if f, ok := tr.Family(im.Name); !ok || f.Class != elastico.Inference || len(f.Configs) == 0 {
+			t.Errorf("inference family %s missing or empty", im.Name)
+		}
+	}
+	// Every measured pair is the truth, exactly.
+	all, err := gavel.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	measured := 0
+	for i, a := range tr.Kinds() {
+		for j, b := range tr.Kinds() {
+			s, ok := tr.Speed(i, j)
+			if !(s > 0 && s <= 1) {
+				t.Fatalf("speed of %s next to %s = %g", a.Name, b.Name, s)
+			}
+			if !ok {
+				continue
+			}
+			measured++
+			ta, _ := gavel.ParseJobType(a.Name)
+			tb, _ := gavel.ParseJobType(b.Name)
+			if g, _ := all[gavel.V100].Speed(ta, tb); g != s {
+				t.Errorf("%s next to %s: truth %g, Gavel %g", a.Name, b.Name, s, g)
+			}
+		}
+	}
+	if measured != 636 {
+		t.Errorf("%d measured pairs, want Gavel's 636 on the V100", measured)
+	}
+	fit := tr.CoLocationFit
+	if !(fit.CVMAPE < fit.BaseMAPE) {
+		t.Errorf("co-location model: CV MAPE %.1f%% not below the constant model's %.1f%%", fit.CVMAPE, fit.BaseMAPE)
+	}
+}
+
+func TestModelledConfigurations(t *testing.T) {
+	tr := testTruth(t)
+	tests := []struct {
+		name         string
+		family       string
+		batch, gpus  int
+		wantMeasured bool
+	}{
+		{"measured 8 GPUs", "ResNet-50", 64, 8, true},
+		{"16 GPUs extrapolated, spread", "ResNet-50", 64, 16, false},
+		{"A3C on 4 GPUs from the scaling model", "A3C", 0, 4, false},
+		{"3 GPUs interpolated", "LM", 20, 3, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := tr.Config(tc.family, tc.batch, tc.gpus)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Measured != tc.wantMeasured || c.GPUs != tc.gpus || !(c.Throughput > 0) || !(c.SpreadThroughput > 0) {
+				t.Errorf("%+v", c)
+			}
+			if tc.gpus > tr.GPU.PerNode && c.Throughput != c.SpreadThroughput {
+				t.Errorf("a gang larger than a server must run spread: %g vs %g", c.Throughput, c.SpreadThroughput)
+			}
+		})
+	}
+	for _, bad := range []struct {
+		family      string
+		batch, gpus int
+	}{{"ResNet-50", 48, 1}, {"nope", 16, 1}, {"ResNet-50", 16, 0}, {"OPT-1.3B-offline", 0, 2}} {
+		if _, err := tr.Config(bad.family, bad.batch, bad.gpus); err == nil {
+			t.Errorf("Config(%q, %d, %d) = nil error", bad.family, bad.batch, bad.gpus)
+		}
+	}
+}
+
+func TestEfficiencyModel(t *testing.T) {
+	f := &Family{RefBatch: 32, Kappa: 1e-3}
+	tests := []struct {
+		global int
+		want   float64
+	}{{16, 1}, {32, 1}, {1032, 0.5}}
+	for _, tc := range tests {
+		if got := f.efficiency(tc.global); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("E(%d) = %g, want %g", tc.global, got, tc.want)
+		}
+	}
+	// Kappa from a noise scale constant over training is 1/(φ + M0).
+	k, err := kappaFromNoiseScale(32, []float64{968, 968}, []float64{1, 3})
+	if err != nil || math.Abs(k-1e-3) > 1e-15 {
+		t.Errorf("kappa = %g, %v; want 1e-3", k, err)
+	}
+	// An infinite noise scale (zero gradient norm) adds no penalty.
+	if k, _ := kappaFromNoiseScale(32, []float64{math.Inf(1), 968}, []float64{1, 1}); math.Abs(k-0.5e-3) > 1e-15 {
+		t.Errorf("kappa with an infinite φ = %g, want 5e-4", k)
+	}
+	for _, bad := range [][2][]float64{{nil, nil}, {{1}, {1, 2}}, {{math.NaN()}, {1}}, {{1}, {0}}} {
+		if _, err := kappaFromNoiseScale(32, bad[0], bad[1]); err == nil {
+			t.Errorf("kappaFromNoiseScale(%v, %v) = nil error", bad[0], bad[1])
+		}
+	}
+}
+
+func TestInferenceModel(t *testing.T) {
+	im := inferenceModels[0]
+	lo, _, _, ok1 := im.config(V100, 0.1, 128)
+	hi, _, _, ok2 := im.config(V100, 0.45, 128)
+	if !ok1 || !ok2 || !(hi > lo) {
+		t.Errorf("a larger KV-cache budget should raise throughput: %g → %g", lo, hi)
+	}
+	few, _, _, _ := im.config(V100, 0.45, 16)
+	if !(few < hi) {
+		t.Errorf("fewer sequences should lower throughput: %g vs %g", few, hi)
+	}
+	if _, _, _, ok := inferenceModels[1].config(K80, 0.45, 64); ok {
+		t.Errorf("OPT-2.7B with 45 %% of a K80 for KV should not fit")
+	}
+}
+
+func TestClusterSpec(t *testing.T) {
+	c, err := V100.Cluster(20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Nodes) != 3 || len(c.Nodes[2].GPUs) != 4 || c.NumGPUs() != 20 {
+		t.Errorf("20 V100s: %d nodes, last with %d GPUs", len(c.Nodes), len(c.Nodes[2].GPUs))
+	}
+	if _, err := V100.Cluster(0); err == nil {
+		t.Error("a cluster of 0 GPUs was accepted")
+	}
+}
