@@ -1,0 +1,424 @@
+// Package slurmtest starts a real single-host Slurm (munged, slurmctld,
+// slurmd) for a test, in a fresh state directory, with placeholder GPUs
+// (character devices made with mknod, major 195 like /dev/nvidiaN) typed one
+// per device and split into shards, the way the elastico adapter wants a
+// site to configure them. It follows the measured recipe of Slurm 22.05 on
+// Debian 12 without systemd (see the adapter's README).
+//
+// Start installs the Debian packages when they are missing (as root, with
+// apt-get) and skips the test, with the reason, where that cannot be done.
+// Everything it starts is stopped in t.Cleanup, by PID, after every job is
+// cancelled (a running job's slurmstepd survives a slurmd stop otherwise).
+package slurmtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Options shapes the cluster. Zero fields take the defaults.
+type Options struct {
+	Node         string // node name (default "node1")
+	GPUs         int    // placeholder GPUs (default 4)
+	ShardsPerGPU int    // shards per GPU (default 4; negative: no shards)
+	CPUs         int    // advertised CPUs (default 16; may exceed the real cores)
+	// TaskProlog is the TaskProlog= path in slurm.conf (optional).
+	TaskProlog string
+}
+
+// Cluster is a running Slurm.
+type Cluster struct {
+	Root string // everything lives under it
+	Conf string // slurm.conf
+	Node string
+	Opt  Options
+
+	t       testing.TB
+	mu      sync.Mutex
+	daemons map[string]*daemon
+}
+
+type daemon struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+var packages = []string{"slurmctld", "slurmd", "slurm-client", "munge"}
+
+// installOnce installs the packages at most once per test binary.
+var installOnce = sync.OnceValue(install)
+
+func install() error {
+	var need []string
+	for _, p := range packages {
+		if exec.Command("dpkg", "-s", p).Run() != nil {
+			need = append(need, p)
+		}
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("packages %v are missing and installing them needs root", need)
+	}
+	if _, err := exec.LookPath("apt-get"); err != nil {
+		return fmt.Errorf("packages %v are missing and there is no apt-get", need)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	env := append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+	upd := exec.CommandContext(ctx, "apt-get", "update", "-qq")
+	upd.Env = env
+	if out, err := upd.CombinedOutput(); err != nil {
+		return fmt.Errorf("apt-get update: %v: %s", err, tail(out))
+	}
+	args := append([]string{"install", "-y", "-qq", "--no-install-recommends"}, need...)
+	in := exec.CommandContext(ctx, "apt-get", args...)
+	in.Env = env
+	if out, err := in.CombinedOutput(); err != nil {
+		return fmt.Errorf("apt-get install %v: %v: %s", need, err, tail(out))
+	}
+	return nil
+}
+
+func tail(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 600 {
+		s = "..." + s[len(s)-600:]
+	}
+	return s
+}
+
+// Start brings a cluster up or skips the test saying why it cannot.
+func Start(t testing.TB, opt Options) *Cluster {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("slurmtest: needs root (slurmd runs jobs as their users and mknod needs CAP_MKNOD)")
+	}
+	if err := installOnce(); err != nil {
+		t.Skipf("slurmtest: Slurm cannot be installed here: %v", err)
+	}
+	if opt.Node == "" {
+		opt.Node = "node1"
+	}
+	if opt.GPUs == 0 {
+		opt.GPUs = 4
+	}
+	if opt.ShardsPerGPU == 0 {
+		opt.ShardsPerGPU = 4
+	}
+	if opt.CPUs == 0 {
+		opt.CPUs = 16
+	}
+	// munged wants every directory above its socket searchable by all: not
+	// a 0700 t.TempDir.
+	root, err := os.MkdirTemp("", "elastico-slurm-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{Root: root, Conf: filepath.Join(root, "etc", "slurm.conf"), Node: opt.Node, Opt: opt, t: t, daemons: map[string]*daemon{}}
+	t.Cleanup(c.stop)
+	for _, d := range []string{"etc", "state", "spool", "log", "out", "dev", "munge/etc", "munge/run"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(root, 0o755)
+	os.Chmod(filepath.Join(root, "out"), 0o777)
+	os.Chmod(filepath.Join(root, "munge", "etc"), 0o700)
+	for i := 0; i < opt.GPUs; i++ {
+		dev := filepath.Join(root, "dev", "nvidia"+strconv.Itoa(i))
+		if err := syscall.Mknod(dev, syscall.S_IFCHR|0o666, int(195<<8|i)); err != nil {
+			t.Skipf("slurmtest: mknod %s: %v (placeholder GPUs need CAP_MKNOD)", dev, err)
+		}
+	}
+	ports, err := freePorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.writeConfig(ports[0], ports[1]); err != nil {
+		t.Fatal(err)
+	}
+
+	key := filepath.Join(root, "munge", "etc", "munge.key")
+	if out, err := exec.Command("mungekey", "-c", "-k", key).CombinedOutput(); err != nil {
+		t.Fatalf("mungekey: %v: %s", err, out)
+	}
+	sock := filepath.Join(root, "munge", "run", "munge.socket")
+	c.spawn("munged", "munged", "-F", "--key-file="+key, "--socket="+sock,
+		"--pid-file="+filepath.Join(root, "munge", "run", "munged.pid"),
+		"--log-file="+filepath.Join(root, "log", "munged.log"),
+		"--seed-file="+filepath.Join(root, "munge", "etc", "munged.seed"))
+	c.waitFor("munged", 10*time.Second, func() bool { _, err := os.Stat(sock); return err == nil })
+	c.startController()
+	c.spawn("slurmd", "slurmd", "-D", "-N", opt.Node, "-f", c.Conf)
+	c.waitNode(20 * time.Second)
+	return c
+}
+
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	var ports []int
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func (c *Cluster) writeConfig(ctldPort, slurmdPort int) error {
+	r, o := c.Root, c.Opt
+	var gres []string
+	var conf strings.Builder
+	for i := 0; i < o.GPUs; i++ {
+		gres = append(gres, fmt.Sprintf("gpu:gpu%d:1", i))
+		fmt.Fprintf(&conf, "Name=gpu Type=gpu%d File=%s/dev/nvidia%d\n", i, r, i)
+	}
+	types := "gpu"
+	if o.ShardsPerGPU > 0 {
+		types = "gpu,shard"
+		for i := 0; i < o.GPUs; i++ {
+			gres = append(gres, fmt.Sprintf("shard:gpu%d:%d", i, o.ShardsPerGPU))
+			fmt.Fprintf(&conf, "Name=shard Type=gpu%d Count=%d File=%s/dev/nvidia%d\n", i, o.ShardsPerGPU, r, i)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(r, "etc", "gres.conf"), []byte(conf.String()), 0o644); err != nil {
+		return err
+	}
+	prolog := ""
+	if o.TaskProlog != "" {
+		prolog = "TaskProlog=" + o.TaskProlog + "\n"
+	}
+	s := fmt.Sprintf(`ClusterName=elastico
+SlurmctldHost=localhost
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=%[1]s/munge/run/munge.socket
+SlurmctldPort=%[2]d
+SlurmdPort=%[3]d
+StateSaveLocation=%[1]s/state
+SlurmdSpoolDir=%[1]s/spool
+SlurmctldPidFile=%[1]s/slurmctld.pid
+SlurmdPidFile=%[1]s/slurmd.pid
+SlurmctldLogFile=%[1]s/log/slurmctld.log
+SlurmdLogFile=%[1]s/log/slurmd.log
+SlurmctldDebug=info
+SlurmdDebug=info
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/backfill
+SchedulerParameters=bf_interval=1
+MpiDefault=none
+MailProg=/bin/true
+ReturnToService=2
+SlurmdParameters=config_overrides
+KillWait=2
+%[4]sGresTypes=%[5]s
+NodeName=%[6]s NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=%[7]d RealMemory=16000 Gres=%[8]s State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+`, r, ctldPort, slurmdPort, prolog, types, o.Node, o.CPUs, strings.Join(gres, ","))
+	return os.WriteFile(c.Conf, []byte(s), 0o644)
+}
+
+// spawn starts a daemon in the foreground of a child process we wait on.
+func (c *Cluster) spawn(name string, bin string, args ...string) {
+	c.t.Helper()
+	logf, err := os.OpenFile(filepath.Join(c.Root, "log", name+".stderr"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = c.Env()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		c.t.Fatalf("starting %s: %v", name, err)
+	}
+	d := &daemon{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		cmd.Wait()
+		logf.Close()
+		close(d.done)
+	}()
+	c.mu.Lock()
+	c.daemons[name] = d
+	c.mu.Unlock()
+}
+
+// waitFor polls ok until it holds, failing the test with the daemon's log
+// when the daemon exits or the deadline passes.
+func (c *Cluster) waitFor(name string, limit time.Duration, ok func() bool) {
+	c.t.Helper()
+	c.mu.Lock()
+	d := c.daemons[name]
+	c.mu.Unlock()
+	deadline := time.Now().Add(limit)
+	for !ok() {
+		select {
+		case <-d.done:
+			c.t.Fatalf("%s exited: %s", name, c.logTail(name))
+		default:
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%s not ready after %v: %s", name, limit, c.logTail(name))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (c *Cluster) logTail(name string) string {
+	var b strings.Builder
+	for _, f := range []string{name + ".log", name + ".stderr"} {
+		if data, err := os.ReadFile(filepath.Join(c.Root, "log", f)); err == nil {
+			b.WriteString("\n--- " + f + ":\n" + tail(data))
+		}
+	}
+	return b.String()
+}
+
+func (c *Cluster) startController() {
+	c.t.Helper()
+	c.spawn("slurmctld", "slurmctld", "-D", "-f", c.Conf)
+	c.waitFor("slurmctld", 20*time.Second, func() bool {
+		out, err := c.Output("scontrol", "ping")
+		return err == nil && strings.Contains(out, "is UP")
+	})
+}
+
+func (c *Cluster) waitNode(limit time.Duration) {
+	c.t.Helper()
+	c.waitFor("slurmd", limit, func() bool {
+		out, _ := c.Output("sinfo", "-h", "-N", "-o", "%T")
+		switch strings.TrimSpace(out) {
+		case "idle", "mixed", "allocated":
+			return true
+		}
+		return false
+	})
+}
+
+// RestartController stops slurmctld with SIGTERM (it saves its state),
+// starts it again on the same StateSaveLocation, and has slurmd register
+// at once (scontrol reconfigure): otherwise a shard job looked at in the
+// ~4 s before slurmd re-registers is "never runnable" for ~30 s.
+func (c *Cluster) RestartController() {
+	c.t.Helper()
+	c.stopDaemon("slurmctld", 15*time.Second)
+	c.startController()
+	if out, err := c.Output("scontrol", "reconfigure"); err != nil {
+		c.t.Fatalf("scontrol reconfigure: %v: %s", err, out)
+	}
+	c.waitNode(20 * time.Second)
+}
+
+func (c *Cluster) stopDaemon(name string, grace time.Duration) {
+	c.mu.Lock()
+	d := c.daemons[name]
+	delete(c.daemons, name)
+	c.mu.Unlock()
+	if d == nil {
+		return
+	}
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.done:
+	case <-time.After(grace):
+		d.cmd.Process.Kill()
+		<-d.done
+	}
+}
+
+// Env is the environment of a Slurm client command for this cluster.
+func (c *Cluster) Env() []string {
+	return append(os.Environ(), "SLURM_CONF="+c.Conf)
+}
+
+// Output runs a Slurm client command and returns its stdout (and stderr on
+// failure).
+func (c *Cluster) Output(name string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = c.Env()
+	cmd.Dir = filepath.Join(c.Root, "out")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if err != nil {
+		return out.String() + errb.String(), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return out.String(), nil
+}
+
+// Sbatch submits a job and returns its ID.
+func (c *Cluster) Sbatch(args ...string) (int, error) {
+	out, err := c.Output("sbatch", append([]string{"--parsable"}, args...)...)
+	if err != nil {
+		return 0, err
+	}
+	id, err := strconv.Atoi(strings.TrimSpace(strings.Split(strings.TrimSpace(out), ";")[0]))
+	if err != nil {
+		return 0, fmt.Errorf("sbatch printed %q", out)
+	}
+	return id, nil
+}
+
+// stop cancels every job, waits for the queue to drain, then stops the
+// daemons (newest first) and removes the root.
+func (c *Cluster) stop() {
+	c.mu.Lock()
+	_, up := c.daemons["slurmctld"]
+	c.mu.Unlock()
+	if up {
+		if out, err := c.Output("squeue", "-h", "-o", "%i"); err == nil && strings.TrimSpace(out) != "" {
+			c.Output("scancel", strings.Fields(out)...)
+			deadline := time.Now().Add(15 * time.Second)
+			for time.Now().Before(deadline) {
+				out, err := c.Output("squeue", "-h", "-t", "PENDING,RUNNING,COMPLETING,CONFIGURING,SUSPENDED", "-o", "%i")
+				if err != nil || strings.TrimSpace(out) == "" {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+	}
+	for _, name := range []string{"slurmd", "slurmctld", "munged"} {
+		c.stopDaemon(name, 10*time.Second)
+	}
+	if c.t.Failed() {
+		for _, name := range []string{"slurmctld", "slurmd"} {
+			c.t.Logf("%s log tail:%s", name, c.logTail(name))
+		}
+	}
+	if err := os.RemoveAll(c.Root); err != nil && !errors.Is(err, os.ErrNotExist) {
+		c.t.Logf("slurmtest: removing %s: %v", c.Root, err)
+	}
+}
