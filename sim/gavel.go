@@ -7,6 +7,7 @@ import (
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/internal/gavel"
+	"github.com/elastico/elastico/rst"
 )
 
 // GavelTruth builds the ground truth for one of Gavel's GPU types ("v100",
@@ -254,6 +255,17 @@ func (b *gavelBuilder) families() error {
 		}
 		if bs[0] == 0 {
 			f.Unit = "steps"
+		}
+		f.Noise = rst.NoiseScale{Phi: math.Inf(1), Base: f.RefBatch}
+		if spec.Pollux != "" {
+			fit, err := rst.PolluxNoiseScale(spec.Pollux)
+			if err != nil {
+				return err
+			}
+			f.Noise.Phi = fit.Phi
+			f.Notes = append(f.Notes, fmt.Sprintf("statistical efficiency: Pollux's %s, φ = %.4g samples (rst.PolluxNoiseScale)", spec.Pollux, fit.Phi))
+		} else {
+			f.Notes = append(f.Notes, "statistical efficiency: not modelled (no batch knob, no gradient statistics)")
 		}
 		for _, n := range b.counts {
 			if n > t.GPU.PerNode {

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
@@ -262,34 +261,6 @@ func lineFit(xs, ys []float64) (c0, c1 float64) {
 	}
 	c1 = (n*sxy - sx*sy) / d
 	return (sy - c1*sx) / n, c1
-}
-
-// kappaFromNoiseScale turns Pollux's gradient statistics into the
-// efficiency model's Kappa. Pollux's statistical efficiency of a global
-// batch M against a reference M0 is E(M) = (φ + M0)/(φ + M), φ the gradient
-// noise scale in samples, which grows as training proceeds. A job that ran
-// a whole training at one batch would take ∫ dp / E(M, φ(p)) of
-// reference-batch progress, and since 1/E = 1 + (M − M0)/(φ + M0), a
-// constant Kappa = mean over progress of 1/(φ(p) + M0) reproduces every such
-// run exactly; it is exact for jobs that keep their batch and a first-order
-// approximation for jobs that change it. phi[i] is the noise scale over the
-// progress interval weight[i] (+Inf where the gradient norm was 0).
-func kappaFromNoiseScale(m0 float64, phi, weight []float64) (float64, error) {
-	if len(phi) == 0 || len(phi) != len(weight) {
-		return 0, fmt.Errorf("sim: noise scale: %d values, %d weights", len(phi), len(weight))
-	}
-	var s, w float64
-	for i, f := range phi {
-		if math.IsNaN(f) || f < 0 || weight[i] < 0 || math.IsNaN(weight[i]) {
-			return 0, fmt.Errorf("sim: noise scale: interval %d: φ %g, weight %g", i, f, weight[i])
-		}
-		s += weight[i] / (f + m0) // 0 for φ = +Inf
-		w += weight[i]
-	}
-	if w <= 0 {
-		return 0, fmt.Errorf("sim: noise scale: zero total progress")
-	}
-	return s / w, nil
 }
 
 // inferenceSpec is the offline LLM batch-inference model (a vLLM-style

@@ -7,6 +7,7 @@ import (
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/internal/gavel"
+	"github.com/elastico/elastico/rst"
 )
 
 // GPUSpec is the GPU a ground truth was measured on and the server that
@@ -104,10 +105,11 @@ type Family struct {
 	// RefBatch is M0, the global batch whose statistical efficiency is 1;
 	// work is counted in samples at M0 ("reference-equivalent samples").
 	RefBatch int
-	// Kappa gives the efficiency of a global batch M:
-	// 1/E(M) = 1 + (M − RefBatch)·Kappa (Pollux's gradient-noise-scale model,
-	// averaged over training; models.go). Zero: efficiency not modelled.
-	Kappa float64
+	// Noise is the statistical-efficiency model E(M) = (φ+M0)/(φ+M) with
+	// Base = RefBatch: φ is the gradient noise scale rst.PolluxNoiseScale
+	// fits on the Pollux model that stands in (Notes say which); +Inf where
+	// none does (efficiency 1 at every batch).
+	Noise rst.NoiseScale
 	// Configs are the standard configurations, smallest batch and GPU count
 	// first. Truth.Config computes others (e.g. a trace's 16-GPU request).
 	Configs []Variant
@@ -202,10 +204,10 @@ func (t *Truth) Config(family string, localBatch, gpus int) (Variant, error) {
 
 // efficiency returns E(M) for a global batch M.
 func (f *Family) efficiency(global int) float64 {
-	if f.Kappa == 0 || global <= f.RefBatch {
+	if f.Noise.Base == 0 || global <= f.Noise.Base {
 		return 1
 	}
-	return 1 / (1 + float64(global-f.RefBatch)*f.Kappa)
+	return f.Noise.Efficiency(global)
 }
 
 // Profiles returns the elastico profiles a scheduler sees for these

@@ -6,6 +6,7 @@ import (
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/internal/gavel"
+	"github.com/elastico/elastico/rst"
 )
 
 func TestGavelTruth(t *testing.T) {
@@ -106,7 +107,7 @@ func TestModelledConfigurations(t *testing.T) {
 }
 
 func TestEfficiencyModel(t *testing.T) {
-	f := &Family{RefBatch: 32, Kappa: 1e-3}
+	f := &Family{RefBatch: 32, Noise: rst.NoiseScale{Phi: 968, Base: 32}}
 	tests := []struct {
 		global int
 		want   float64
@@ -116,19 +117,16 @@ func TestEfficiencyModel(t *testing.T) {
 			t.Errorf("E(%d) = %g, want %g", tc.global, got, tc.want)
 		}
 	}
-	// Kappa from a noise scale constant over training is 1/(φ + M0).
-	k, err := kappaFromNoiseScale(32, []float64{968, 968}, []float64{1, 3})
-	if err != nil || math.Abs(k-1e-3) > 1e-15 {
-		t.Errorf("kappa = %g, %v; want 1e-3", k, err)
+	tr := testTruth(t)
+	r18, _ := tr.Family("ResNet-18")
+	a3c, _ := tr.Family("A3C")
+	c1, _ := tr.Config("ResNet-18", 16, 1)
+	c8, _ := tr.Config("ResNet-18", 256, 8)
+	if c1.Efficiency != 1 || !(c8.Efficiency < 0.9) || math.IsInf(r18.Noise.Phi, 0) {
+		t.Errorf("ResNet-18: E(16) %g, E(2048) %g, φ %g: want 1, < 0.9 and Pollux's cifar10 φ", c1.Efficiency, c8.Efficiency, r18.Noise.Phi)
 	}
-	// An infinite noise scale (zero gradient norm) adds no penalty.
-	if k, _ := kappaFromNoiseScale(32, []float64{math.Inf(1), 968}, []float64{1, 1}); math.Abs(k-0.5e-3) > 1e-15 {
-		t.Errorf("kappa with an infinite φ = %g, want 5e-4", k)
-	}
-	for _, bad := range [][2][]float64{{nil, nil}, {{1}, {1, 2}}, {{math.NaN()}, {1}}, {{1}, {0}}} {
-		if _, err := kappaFromNoiseScale(32, bad[0], bad[1]); err == nil {
-			t.Errorf("kappaFromNoiseScale(%v, %v) = nil error", bad[0], bad[1])
-		}
+	if c, _ := tr.Config("A3C", 0, 8); c.Efficiency != 1 || !math.IsInf(a3c.Noise.Phi, 1) {
+		t.Errorf("A3C: efficiency %g, φ %g; want 1 and +Inf (not modelled)", c.Efficiency, a3c.Noise.Phi)
 	}
 }
 
