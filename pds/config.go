@@ -1,0 +1,158 @@
+package pds
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/elastico/elastico"
+)
+
+// Defaults of Config, each used when its field is zero (DESIGN.md 4.5: every
+// parameter has a documented default and a validated range).
+const (
+	// DefaultReservation is γ of Eq. 12: half of every waiting job's
+	// smallest footprint is held back from the market for it.
+	DefaultReservation = 0.5
+	// DefaultAlpha is α: a configuration loses α of value per unit of
+	// predicted slowdown above tolerance, per co-runner and direction. On
+	// the scale of w·G̃ ∈ (0, w], a pair 0.2 above tolerance costs 0.2.
+	DefaultAlpha = 1.0
+	// DefaultSwitchingCost is γ0: changing a running job's configuration
+	// must gain at least 5 % of its best goodput, so near-ties do not flap.
+	DefaultSwitchingCost = 0.05
+	// DefaultDelta is Δ: the learned penalty a configuration gets each time
+	// it is found predicted above tolerance beside a co-runner.
+	DefaultDelta = 0.25
+	// DefaultRounds is M, the ESP → placement → interference rounds.
+	DefaultRounds = 3
+	// DefaultPenaltyDecay is how much of a learned penalty the next epoch
+	// keeps (Plan.Carry.Penalties = decay × penalty): a pair that stopped
+	// interfering is forgiven in a few epochs.
+	DefaultPenaltyDecay = 0.5
+)
+
+// Valid ranges of Config.
+const (
+	MaxAlpha         = 100
+	MaxSwitchingCost = 1
+	MaxDelta         = 10
+	MaxRounds        = 10
+)
+
+// ErrConfig is wrapped by every error New returns for a bad Config.
+var ErrConfig = errors.New("pds: invalid config")
+
+// Config tunes a Scheduler. Its zero value means every documented default:
+// the default PriceSolver (esp.New), Placer (placement.New), Predictor
+// (iac.Default) and tolerance (iac.DefaultTolerance).
+type Config struct {
+	// PriceSolver picks configurations (ESP). Nil: esp.New(esp.Config{}).
+	PriceSolver elastico.PriceSolver
+	// Placer puts them on GPUs. Nil: placement.New(placement.Config{}).
+	Placer elastico.Placer
+	// Predictor estimates co-location slowdowns (IAC). Nil: iac.Default().
+	Predictor elastico.Predictor
+	// Tolerance is τ(t) of Eq. 11. Zero: iac.DefaultTolerance.
+	Tolerance Tolerance
+
+	// Reservation is γ ∈ (0, 1] of Eq. 12. Zero: DefaultReservation; to
+	// reserve nothing set Ablation.NoReservation.
+	Reservation float64
+	// Alpha is α, the weight of predicted interference in Γ. Zero:
+	// DefaultAlpha; valid range (0, MaxAlpha].
+	Alpha float64
+	// SwitchingCost is γ0, charged to every configuration of a running job
+	// other than its current one. Zero: DefaultSwitchingCost; valid range
+	// (0, MaxSwitchingCost].
+	SwitchingCost float64
+	// Delta is Δ, the learned penalty per violation. Zero: DefaultDelta;
+	// valid range (0, MaxDelta].
+	Delta float64
+	// Rounds is M. Zero: DefaultRounds; valid range [1, MaxRounds].
+	Rounds int
+	// PenaltyDecay is the fraction of its learned penalties that a Plan
+	// carries to the next epoch. Zero: DefaultPenaltyDecay; valid range
+	// (0, 1].
+	PenaltyDecay float64
+
+	// Clock times the phases for Plan.Stats, and nothing else: no decision
+	// depends on it. Nil: time.Now.
+	Clock func() time.Time
+
+	// Ablation switches parts of the method off, for the simulator's
+	// ablation study. The zero value is the full method.
+	Ablation Ablation
+}
+
+// Ablation turns off one component of ElastiCo at a time (the paper's
+// Table 5; DESIGN.md 5). Each switch is independent.
+type Ablation struct {
+	// FixedConfiguration (−RST): every job runs under one configuration:
+	// the one it runs under now, or, for a waiting job, the first of its
+	// family (the host lists the job's requested configuration first).
+	FixedConfiguration bool
+	// GreedyFirstFit (−ESP): no prices. Jobs, in the State's order, each
+	// take their most valuable configuration that still fits the capacity
+	// left; a job that finds none waits.
+	GreedyFirstFit bool
+	// MemoryOnlyColocation (−IAC): jobs share a GPU whenever SM share and
+	// memory allow; no predictor is consulted (no interference penalty, no
+	// check, no tie-breaking), and Decision.Slowdown is 1.
+	MemoryOnlyColocation bool
+	// NoReservation: γ = 0, nothing is held back for waiting jobs.
+	NoReservation bool
+	// NoCoordinatedReconfiguration: a running job keeps its configuration
+	// (it stays, moves or is preempted, but is never reshaped), and the
+	// interference loop runs one round: a violation is resolved by
+	// separating the pair or deferring the newcomer, never by reshaping.
+	// With NoReservation it is the paper's −PDS.
+	NoCoordinatedReconfiguration bool
+}
+
+// withDefaults fills zero fields and rejects bad values, naming the field.
+// It does not build the default components (New does).
+func (c Config) withDefaults() (Config, error) {
+	bad := func(field string, v any, want string) error {
+		return fmt.Errorf("%w: %s is %v, want %s", ErrConfig, field, v, want)
+	}
+	inRange := func(x, hi float64) bool { return !math.IsNaN(x) && x >= 0 && x <= hi }
+	switch {
+	case !inRange(c.Reservation, 1):
+		return c, bad("Reservation", c.Reservation, "a number in (0, 1] (0 for the default)")
+	case !inRange(c.Alpha, MaxAlpha):
+		return c, bad("Alpha", c.Alpha, fmt.Sprintf("a number in (0, %d] (0 for the default)", MaxAlpha))
+	case !inRange(c.SwitchingCost, MaxSwitchingCost):
+		return c, bad("SwitchingCost", c.SwitchingCost, fmt.Sprintf("a number in (0, %d] (0 for the default)", MaxSwitchingCost))
+	case !inRange(c.Delta, MaxDelta):
+		return c, bad("Delta", c.Delta, fmt.Sprintf("a number in (0, %d] (0 for the default)", MaxDelta))
+	case c.Rounds < 0 || c.Rounds > MaxRounds:
+		return c, bad("Rounds", c.Rounds, fmt.Sprintf("[1, %d] (0 for the default)", MaxRounds))
+	case !inRange(c.PenaltyDecay, 1):
+		return c, bad("PenaltyDecay", c.PenaltyDecay, "a number in (0, 1] (0 for the default)")
+	}
+	if c.Tolerance == (Tolerance{}) {
+		c.Tolerance = DefaultTolerance
+	}
+	if err := c.Tolerance.validate(); err != nil {
+		return c, fmt.Errorf("%w: Tolerance: %v", ErrConfig, err)
+	}
+	def := func(x *float64, d float64) {
+		if *x == 0 {
+			*x = d
+		}
+	}
+	def(&c.Reservation, DefaultReservation)
+	def(&c.Alpha, DefaultAlpha)
+	def(&c.SwitchingCost, DefaultSwitchingCost)
+	def(&c.Delta, DefaultDelta)
+	def(&c.PenaltyDecay, DefaultPenaltyDecay)
+	if c.Rounds == 0 {
+		c.Rounds = DefaultRounds
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	return c, nil
+}

@@ -1,0 +1,517 @@
+package pds
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/placement"
+)
+
+// epoch is one Epoch call's working set, pooled between calls.
+type epoch struct {
+	s   *Scheduler
+	cfg *Config
+	st  *elastico.State
+	// overs is the SM share a GPU may hold (the placer's, when known).
+	overs float64
+
+	gpuRef    map[string]elastico.GPURef
+	nodeFirst []int32 // global number of each node's first GPU
+	gpuNode   []int32
+	ngpu      int
+	capacity  elastico.Vector
+
+	jobs []jobState
+	// Current residents of each GPU (jobs, from the State's assignments),
+	// as a CSR over global GPU numbers.
+	curOff, curRes []int32
+
+	market  elastico.Market
+	options []elastico.Option // every bidder's options, flat
+	optFam  []int32           // family index of each option
+	real    []elastico.Vector // each option's true total demand
+	base    []float64         // Γ without learned penalties
+	learned []float64         // learned penalties (Carry, then Δ per violation)
+	bidJob  []int32
+	choice  []int32 // per bidder: option (within the bidder), -1
+	sol     elastico.Solution
+	waiting []int32 // jobs that do not run, in admission order
+	gscr    []float64
+	tau, q  float64
+	effCap  elastico.Vector
+
+	items   []elastico.PlacementItem
+	itemJob []int32
+	jobItem []int32
+	avoid   [][2]int32 // job pairs kept apart (resolution)
+	req     elastico.PlacementRequest
+	place   elastico.Placement
+	memo    memo
+
+	best      result // the best feasible plan so far
+	cur       result // the round in progress
+	unplaced  int    // items the last placement left out
+	settled   bool   // the last round had no violation and left no item out
+	acc       account
+	itemFam   []int32 // family index of each placement item
+	resOff    []int32
+	resJobs   []int32
+	viol      []violation
+	stats     elastico.Stats
+	truncated bool
+}
+
+type jobState struct {
+	job     *elastico.Job
+	running bool
+	cur     int32 // family index of the running configuration, -1
+	curGPUs []elastico.GPURef
+	bidder  int32 // -1: not in the market
+	first   int32 // flat index of its first option
+	n       int32
+	curOpt  int32           // flat index of the running configuration's option, -1
+	minOpt  int32           // flat index of its smallest option, -1
+	rmin    elastico.Vector // R_min over its feasible options (waiting jobs)
+	// infeasible holds why no configuration can run (Infeasible).
+	infeasible []string
+}
+
+// result is a plan in the making: per job, a family index and GPUs, or why
+// not.
+type result struct {
+	choice []int32
+	gpus   [][]elastico.GPURef
+	code   []elastico.Code
+	reason []string
+	prices elastico.Vector
+	slab   []elastico.GPURef
+	score  float64
+}
+
+type violation struct {
+	victim, aggressor int32 // jobs
+	gpu               int32
+	slowdown          float64
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+func (e *epoch) release() {
+	e.st, e.req.Cluster = nil, nil
+	clear(e.jobs)
+	clear(e.items)
+	clear(e.best.gpus)
+	e.memo.reset(nil)
+	e.gpuRef = nil
+}
+
+func (e *epoch) init(s *Scheduler, st *elastico.State) {
+	e.s, e.cfg, e.st = s, &s.cfg, st
+	e.truncated = false
+	e.stats = elastico.Stats{}
+	e.overs = 1
+	if p, ok := s.placer.(*placement.Placer); ok {
+		e.overs = p.Config().Oversubscription
+	}
+	cl := &st.Cluster
+	e.gpuRef = cl.Index()
+	e.capacity = cl.Capacity()
+	e.ngpu = cl.NumGPUs()
+	e.nodeFirst = grow(e.nodeFirst, len(cl.Nodes))
+	e.gpuNode = grow(e.gpuNode, e.ngpu)
+	g := int32(0)
+	for i := range cl.Nodes {
+		e.nodeFirst[i] = g
+		for range cl.Nodes[i].GPUs {
+			e.gpuNode[g] = int32(i)
+			g++
+		}
+	}
+	e.memo.reset(s.pred)
+	e.avoid = e.avoid[:0]
+	e.viol = e.viol[:0]
+}
+
+func (e *epoch) global(r elastico.GPURef) int32 { return e.nodeFirst[r.Node] + int32(r.GPU) }
+
+func (e *epoch) gpuOf(g int32) *elastico.GPU {
+	n := e.gpuNode[g]
+	return &e.st.Cluster.Nodes[n].GPUs[g-e.nodeFirst[n]]
+}
+
+func (e *epoch) ref(g int32) elastico.GPURef {
+	n := e.gpuNode[g]
+	return elastico.GPURef{Node: int(n), GPU: int(g - e.nodeFirst[n])}
+}
+
+func (e *epoch) run(ctx context.Context) (*elastico.Plan, error) {
+	e.buildMarket()
+	e.statusQuo()
+	prices := e.st.Carry.Prices
+	for m := 1; m <= e.cfg.Rounds; m++ {
+		if ctx.Err() != nil {
+			e.truncated = true
+			break
+		}
+		ok, err := e.round(ctx, m, &prices)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			e.truncated = true
+			break
+		}
+		if e.settled {
+			break
+		}
+	}
+	if err := e.resolve(ctx); err != nil {
+		return nil, err
+	}
+	return e.plan(), nil
+}
+
+// statusQuo makes the fallback plan: every running job where it runs, in
+// the State's order, unless the State over-commits a GPU or node.
+func (e *epoch) statusQuo() {
+	n := len(e.st.Jobs)
+	b := &e.best
+	b.choice = grow(b.choice, n)
+	b.gpus = grow(b.gpus, n)
+	b.code = grow(b.code, n)
+	b.reason = grow(b.reason, n)
+	b.prices = e.st.Carry.Prices
+	acc := e.account()
+	for j := range e.jobs {
+		js := &e.jobs[j]
+		b.choice[j] = -1
+		if !js.running {
+			b.code[j] = elastico.Unaffordable
+			b.reason[j] = "the epoch's deadline passed before the job was considered"
+			continue
+		}
+		p := &js.job.Family[js.cur]
+		if why := acc.add(js.curGPUs, p); why != "" {
+			b.code[j] = elastico.Unplaceable
+			b.reason[j] = "the State over-commits: " + why
+			continue
+		}
+		b.choice[j] = js.cur
+		b.gpus[j] = js.curGPUs
+		b.code[j] = elastico.Scheduled
+	}
+	// Any completed round beats the status quo: it is only the fallback.
+	b.score = math.Inf(-1)
+}
+
+// round runs one ESP → placement → interference round and, when it
+// completes, makes its result the best so far. It returns false when the
+// context cut it short.
+func (e *epoch) round(ctx context.Context, m int, prices *elastico.Vector) (bool, error) {
+	t := e.s.cfg.Clock()
+	for o := range e.options {
+		e.options[o].Penalty = e.base[o] + e.learned[o]
+	}
+	e.market.Prices = *prices
+	err := e.s.solver.Solve(ctx, &e.market, &e.sol)
+	e.stats.Iterations += e.sol.Iterations
+	if err != nil {
+		e.since(t, &e.stats.Prices)
+		if cut(ctx, err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("pds: round %d: price solver: %w", m, err)
+	}
+	if len(e.sol.Choice) != len(e.market.Bidders) {
+		return false, fmt.Errorf("pds: round %d: price solver chose for %d of %d bidders", m, len(e.sol.Choice), len(e.market.Bidders))
+	}
+	e.choice = grow(e.choice, len(e.market.Bidders))
+	for b, c := range e.sol.Choice {
+		if c < -1 || c >= len(e.market.Bidders[b].Options) {
+			return false, fmt.Errorf("pds: round %d: price solver chose option %d of bidder %d (job %q), which has %d", m, c, b, e.jobs[e.bidJob[b]].job.ID, len(e.market.Bidders[b].Options))
+		}
+		e.choice[b] = int32(c)
+	}
+	e.admit()
+	t = e.since(t, &e.stats.Prices)
+
+	e.buildItems(e.choiceFamily)
+	err = e.s.placer.Place(ctx, &e.req, &e.place)
+	t = e.since(t, &e.stats.Placement)
+	if err != nil {
+		if cut(ctx, err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("pds: round %d: placer: %w", m, err)
+	}
+	r := &e.cur
+	if err := e.takePlacement(r, m); err != nil {
+		return false, err
+	}
+	r.prices = e.sol.Prices
+	e.check(r)
+	e.since(t, &e.stats.Interference)
+	e.stats.Rounds = m
+	e.stats.Violations += len(e.viol)
+	e.settled = len(e.viol) == 0 && e.unplaced == 0
+	// Feed back what went wrong: the victim's configuration of each
+	// violating pair, and each configuration that found no GPUs.
+	for _, v := range e.viol {
+		e.penalize(r, v.victim)
+	}
+	for j := range e.jobs {
+		if e.jobItem[j] >= 0 && r.gpus[j] == nil {
+			e.penalize(r, int32(j))
+		}
+	}
+	e.keep()
+	return true, nil
+}
+
+// choiceFamily returns job j's chosen family index this round, or -1.
+func (e *epoch) choiceFamily(j int) int32 {
+	b := e.jobs[j].bidder
+	if b < 0 || e.choice[b] < 0 {
+		return -1
+	}
+	return e.optFam[e.jobs[j].first+e.choice[b]]
+}
+
+// buildItems makes the placement request for the jobs that chose a
+// configuration, with the Avoid pairs found so far.
+func (e *epoch) buildItems(fam func(int) int32) {
+	e.items = e.items[:0]
+	e.itemJob = e.itemJob[:0]
+	e.itemFam = e.itemFam[:0]
+	e.jobItem = grow(e.jobItem, len(e.jobs))
+	for j := range e.jobs {
+		e.jobItem[j] = -1
+		k := fam(j)
+		if k < 0 {
+			continue
+		}
+		js := &e.jobs[j]
+		e.jobItem[j] = int32(len(e.items))
+		e.items = append(e.items, elastico.PlacementItem{Job: js.job, Profile: &js.job.Family[k], Current: js.curGPUs})
+		e.itemJob = append(e.itemJob, int32(j))
+		e.itemFam = append(e.itemFam, k)
+	}
+	for _, p := range e.avoid {
+		a, b := e.jobItem[p[0]], e.jobItem[p[1]]
+		if a >= 0 && b >= 0 {
+			e.items[a].Avoid = append(e.items[a].Avoid, int(b))
+		}
+	}
+	e.req = elastico.PlacementRequest{Cluster: &e.st.Cluster, Items: e.items, Predictor: e.memo.predictor()}
+}
+
+// takePlacement turns the placer's answer into a result, checking that it
+// is well formed and within capacity (a custom Placer might not be).
+func (e *epoch) takePlacement(r *result, m int) error {
+	n := len(e.jobs)
+	r.choice = grow(r.choice, n)
+	r.gpus = grow(r.gpus, n)
+	r.code = grow(r.code, n)
+	r.reason = grow(r.reason, n)
+	r.slab = r.slab[:0]
+	e.unplaced = 0
+	if len(e.place.GPUs) != len(e.items) || len(e.place.Reasons) != len(e.items) {
+		return fmt.Errorf("pds: round %d: placer answered %d GPU sets and %d reasons for %d items", m, len(e.place.GPUs), len(e.place.Reasons), len(e.items))
+	}
+	acc := e.account()
+	for j := range e.jobs {
+		r.choice[j] = -1
+		it := e.jobItem[j]
+		if it < 0 {
+			r.code[j] = elastico.Unaffordable
+			continue
+		}
+		item := &e.items[it]
+		gs := e.place.GPUs[it]
+		if gs == nil {
+			e.unplaced++
+			r.code[j] = elastico.Unplaceable
+			if len(item.Avoid) > 0 || e.avoidedBy(int32(j)) {
+				r.code[j] = elastico.Interference
+			}
+			r.reason[j] = e.place.Reasons[it]
+			continue
+		}
+		if len(gs) != item.Profile.Demand.GPUs {
+			return fmt.Errorf("pds: round %d: placer gave job %q %d GPUs for a configuration of %d", m, item.Job.ID, len(gs), item.Profile.Demand.GPUs)
+		}
+		for _, g := range gs {
+			if g.Node < 0 || g.Node >= len(e.st.Cluster.Nodes) || g.GPU < 0 || g.GPU >= len(e.st.Cluster.Nodes[g.Node].GPUs) {
+				return fmt.Errorf("pds: round %d: placer put job %q on %+v, not a GPU of the cluster", m, item.Job.ID, g)
+			}
+		}
+		if why := acc.add(gs, item.Profile); why != "" {
+			return fmt.Errorf("pds: round %d: placer broke capacity with job %q: %s", m, item.Job.ID, why)
+		}
+		r.choice[j] = e.itemFam[it]
+		r.slab = append(r.slab, gs...)
+		r.code[j] = elastico.Scheduled
+	}
+	// The GPU sets, sliced from the slab once it stops growing.
+	off := 0
+	for j := range e.jobs {
+		if r.code[j] != elastico.Scheduled {
+			continue
+		}
+		k := len(e.place.GPUs[e.jobItem[j]])
+		r.gpus[j] = r.slab[off : off+k : off+k]
+		off += k
+	}
+	r.score = e.score(r)
+	return nil
+}
+
+// score rates a result: the value Σ w·G̃ of the jobs it runs, less, for
+// each pair predicted above tolerance, the value of the lesser job (what
+// resolving it by deferral would cost).
+func (e *epoch) score(r *result) float64 {
+	v := 0.0
+	for j := range e.jobs {
+		if r.gpus[j] != nil {
+			v += e.valueOf(int32(j), r.choice[j])
+		}
+	}
+	return v
+}
+
+// valueOf is w·G̃ of job j under family index k (0 if k is not an option).
+func (e *epoch) valueOf(j, k int32) float64 {
+	js := &e.jobs[j]
+	for o := js.first; o < js.first+js.n; o++ {
+		if e.optFam[o] == k {
+			return js.job.EffectiveWeight() * e.options[o].Goodput
+		}
+	}
+	return 0
+}
+
+func (e *epoch) avoidedBy(j int32) bool {
+	for _, p := range e.avoid {
+		if p[0] == j || p[1] == j {
+			return true
+		}
+	}
+	return false
+}
+
+// keep makes e.cur, whose violations are in e.viol, the best result so far
+// if it scores at least as well (later rounds win ties: they know more).
+func (e *epoch) keep() {
+	e.cur.score -= e.violationCost(&e.cur)
+	if e.cur.score >= e.best.score {
+		e.best, e.cur = e.cur, e.best
+	}
+}
+
+// violationCost is what deferring one job of each violating pair of r
+// would lose.
+func (e *epoch) violationCost(r *result) float64 {
+	c := 0.0
+	for _, v := range e.viol {
+		c += min(e.valueOf(v.victim, r.choice[v.victim]), e.valueOf(v.aggressor, r.choice[v.aggressor]))
+	}
+	return c
+}
+
+// penalize adds Δ to the learned penalty of job j's option chosen in r.
+func (e *epoch) penalize(r *result, j int32) {
+	js := &e.jobs[j]
+	k := r.choice[j]
+	if js.bidder < 0 || k < 0 {
+		// An unplaced job has no choice in r: use this round's.
+		k = e.choiceFamily(int(j))
+	}
+	if js.bidder < 0 || k < 0 {
+		return
+	}
+	for o := js.first; o < js.first+js.n; o++ {
+		if e.optFam[o] == k {
+			e.learned[o] += e.cfg.Delta
+			return
+		}
+	}
+}
+
+// account adds up what a result puts on each GPU and node.
+type account struct {
+	e        *epoch
+	sm, mem  []float64
+	jobs     []int32
+	cpu, ram []float64
+}
+
+// account returns the epoch's account, emptied.
+func (e *epoch) account() *account {
+	a := &e.acc
+	a.e = e
+	a.sm = grow(a.sm, e.ngpu)
+	a.mem = grow(a.mem, e.ngpu)
+	a.jobs = grow(a.jobs, e.ngpu)
+	a.cpu = grow(a.cpu, len(e.st.Cluster.Nodes))
+	a.ram = grow(a.ram, len(e.st.Cluster.Nodes))
+	return a
+}
+
+const slack = 1e-9
+
+func over(x, c float64) bool { return x > c+slack*math.Max(1, c) }
+
+// add puts one job's replicas on gs, or returns why they do not fit and
+// leaves the account unchanged.
+func (a *account) add(gs []elastico.GPURef, p *elastico.Profile) string {
+	d := &p.Demand
+	cl := &a.e.st.Cluster
+	for k, r := range gs {
+		g := a.e.global(r)
+		hw := a.e.gpuOf(g)
+		for _, r2 := range gs[:k] {
+			if r2 == r {
+				return fmt.Sprintf("GPU %s is listed twice", hw.ID)
+			}
+		}
+		switch {
+		case over(a.sm[g]+d.SM, a.e.overs):
+			return fmt.Sprintf("GPU %s would hold an SM share of %.3g", hw.ID, a.sm[g]+d.SM)
+		case over(a.mem[g]+d.GPUMemory, hw.Memory):
+			return fmt.Sprintf("GPU %s would hold %.3g GiB of its %.3g", hw.ID, a.mem[g]+d.GPUMemory, hw.Memory)
+		case !hw.Shared && a.jobs[g] > 0:
+			return fmt.Sprintf("GPU %s is not shared and already holds a job", hw.ID)
+		}
+	}
+	for _, r := range gs {
+		n := cl.Nodes[r.Node]
+		cpu, ram := 0.0, 0.0
+		for _, r2 := range gs {
+			if r2.Node == r.Node {
+				cpu += d.CPU
+				ram += d.RAM
+			}
+		}
+		if over(a.cpu[r.Node]+cpu, n.CPU) || over(a.ram[r.Node]+ram, n.RAM) {
+			return fmt.Sprintf("node %s would need %.3g CPU and %.3g GiB RAM of its %.3g and %.3g", n.ID, a.cpu[r.Node]+cpu, a.ram[r.Node]+ram, n.CPU, n.RAM)
+		}
+	}
+	for _, r := range gs {
+		g := a.e.global(r)
+		a.sm[g] += d.SM
+		a.mem[g] += d.GPUMemory
+		a.jobs[g]++
+		a.cpu[r.Node] += d.CPU
+		a.ram[r.Node] += d.RAM
+	}
+	return ""
+}

@@ -1,0 +1,228 @@
+package pds
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/elastico/elastico"
+)
+
+// resolveRounds is how many times the loop re-places with the violating
+// pairs kept apart before it defers what is left.
+const resolveRounds = 2
+
+// memo remembers the predictor's answers for the epoch: the same pair is
+// asked for by Γ, the placer's tie-breaks, every round's check and the
+// decisions. Keys are profile pointers into the State, which does not change
+// during Epoch.
+type memo struct {
+	p elastico.Predictor
+	m map[[2]*elastico.Profile]float64
+}
+
+func (m *memo) reset(p elastico.Predictor) {
+	m.p = p
+	if m.m == nil {
+		m.m = make(map[[2]*elastico.Profile]float64)
+	} else {
+		clear(m.m)
+	}
+}
+
+func (m *memo) on() bool { return m.p != nil }
+
+// predictor returns m as a Predictor, or nil when there is none (so that
+// the placer skips its tie-breaks).
+func (m *memo) predictor() elastico.Predictor {
+	if m.p == nil {
+		return nil
+	}
+	return m
+}
+
+// Slowdown implements elastico.Predictor. A NaN from the predictor counts as
+// +Inf (never safe), a value below 1 as 1.
+func (m *memo) Slowdown(v, a *elastico.Profile) float64 {
+	if m.p == nil {
+		return 1
+	}
+	k := [2]*elastico.Profile{v, a}
+	if s, ok := m.m[k]; ok {
+		return s
+	}
+	s := m.p.Slowdown(v, a)
+	switch {
+	case math.IsNaN(s):
+		s = math.Inf(1)
+	case s < 1:
+		s = 1
+	}
+	m.m[k] = s
+	return s
+}
+
+// residents builds, for result r, the jobs on each GPU (CSR in e.resOff,
+// e.resJobs).
+func (e *epoch) residents(r *result) {
+	e.resOff = grow(e.resOff, e.ngpu+1)
+	for _, gs := range r.gpus {
+		for _, g := range gs {
+			e.resOff[e.global(g)+1]++
+		}
+	}
+	for g := range e.ngpu {
+		e.resOff[g+1] += e.resOff[g]
+	}
+	e.resJobs = grow(e.resJobs, int(e.resOff[e.ngpu]))
+	fill := make([]int32, e.ngpu)
+	for j, gs := range r.gpus {
+		for _, ref := range gs {
+			g := e.global(ref)
+			e.resJobs[e.resOff[g]+fill[g]] = int32(j)
+			fill[g]++
+		}
+	}
+}
+
+func (e *epoch) on(g int32) []int32 { return e.resJobs[e.resOff[g]:e.resOff[g+1]] }
+
+func (e *epoch) profile(r *result, j int32) *elastico.Profile {
+	return &e.jobs[j].job.Family[r.choice[j]]
+}
+
+// check fills e.viol with the ordered co-located pairs of r predicted above
+// tolerance, one per pair (on the first GPU they share), in a fixed order.
+func (e *epoch) check(r *result) {
+	e.viol = e.viol[:0]
+	if !e.memo.on() {
+		return
+	}
+	e.residents(r)
+	for g := range int32(e.ngpu) {
+		on := e.on(g)
+		if len(on) < 2 {
+			continue
+		}
+		for _, a := range on {
+			for _, b := range on {
+				if a == b {
+					continue
+				}
+				if s := e.memo.Slowdown(e.profile(r, a), e.profile(r, b)); s > e.tau {
+					e.viol = append(e.viol, violation{victim: a, aggressor: b, gpu: g, slowdown: s})
+				}
+			}
+		}
+	}
+	// A gang pair shares several GPUs: count it once.
+	slices.SortStableFunc(e.viol, func(x, y violation) int {
+		if c := cmp.Compare(x.victim, y.victim); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.aggressor, y.aggressor)
+	})
+	e.viol = slices.CompactFunc(e.viol, func(x, y violation) bool {
+		return x.victim == y.victim && x.aggressor == y.aggressor
+	})
+}
+
+// resolve makes the best plan free of co-locations above tolerance: it
+// re-places with the violating pairs kept apart (up to resolveRounds
+// times, time allowing), then defers one job of every pair still left.
+func (e *epoch) resolve(ctx context.Context) error {
+	t := e.s.cfg.Clock()
+	defer func() { e.since(t, &e.stats.Interference) }()
+	e.check(&e.best)
+	for r := 0; r < resolveRounds && len(e.viol) > 0 && !e.truncated; r++ {
+		if ctx.Err() != nil {
+			e.truncated = true
+			break
+		}
+		for _, v := range e.viol {
+			p := [2]int32{min(v.victim, v.aggressor), max(v.victim, v.aggressor)}
+			if !slices.Contains(e.avoid, p) {
+				e.avoid = append(e.avoid, p)
+			}
+		}
+		e.buildItems(func(j int) int32 { return e.best.choice[j] })
+		tp := e.s.cfg.Clock()
+		err := e.s.placer.Place(ctx, &e.req, &e.place)
+		e.since(tp, &e.stats.Placement)
+		if err != nil {
+			if cut(ctx, err) {
+				e.truncated = true
+				break
+			}
+			return fmt.Errorf("pds: separating pairs: placer: %w", err)
+		}
+		nr := &e.cur
+		if err := e.takePlacement(nr, e.stats.Rounds); err != nil {
+			return err
+		}
+		for j := range e.jobs {
+			if e.jobItem[j] < 0 {
+				nr.code[j], nr.reason[j] = e.best.code[j], e.best.reason[j]
+			}
+		}
+		nr.prices = e.best.prices
+		e.check(nr)
+		e.stats.Violations += len(e.viol)
+		nr.score -= e.violationCost(nr)
+		if nr.score < e.best.score {
+			// Keeping them apart cost more than deferring would: defer.
+			e.check(&e.best)
+			break
+		}
+		e.best, e.cur = e.cur, e.best
+	}
+	if len(e.viol) == 0 {
+		return nil
+	}
+	b := &e.best
+	for _, v := range e.viol {
+		if b.gpus[v.victim] == nil || b.gpus[v.aggressor] == nil {
+			continue
+		}
+		d := e.newcomer(v)
+		gpu := e.gpuOf(v.gpu).ID
+		if d == v.victim {
+			b.reason[d] = fmt.Sprintf("its predicted slowdown beside job %q on GPU %s is %.3g, above the tolerance %.3g", e.jobs[v.aggressor].job.ID, gpu, v.slowdown, e.tau)
+		} else {
+			b.reason[d] = fmt.Sprintf("it would slow job %q on GPU %s by %.3g, above the tolerance %.3g", e.jobs[v.victim].job.ID, gpu, v.slowdown, e.tau)
+		}
+		b.code[d] = elastico.Interference
+		b.gpus[d] = nil
+		b.choice[d] = -1
+	}
+	e.viol = e.viol[:0]
+	return nil
+}
+
+// newcomer picks the job of a violating pair to defer: the one that did not
+// run on that GPU before; if both or neither did, the one whose chosen
+// configuration is worth less (w·G̃), then the later one in the State.
+func (e *epoch) newcomer(v violation) int32 {
+	ref := e.ref(v.gpu)
+	wasA := slices.Contains(e.jobs[v.victim].curGPUs, ref)
+	wasB := slices.Contains(e.jobs[v.aggressor].curGPUs, ref)
+	switch {
+	case wasA && !wasB:
+		return v.aggressor
+	case wasB && !wasA:
+		return v.victim
+	}
+	va, vb := e.value(v.victim), e.value(v.aggressor)
+	switch {
+	case va < vb:
+		return v.victim
+	case vb < va:
+		return v.aggressor
+	}
+	return max(v.victim, v.aggressor)
+}
+
+// value is w·G̃ of job j's chosen configuration in the best plan.
+func (e *epoch) value(j int32) float64 { return e.valueOf(j, e.best.choice[j]) }

@@ -1,0 +1,312 @@
+package pds
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/rst"
+)
+
+// buildMarket turns the State into an ESP market: per job, its feasible
+// configurations with their normalized goodput, total demand and Γ
+// (interference against its current co-runners, switching cost, learned
+// penalties); the capacity C_eff after the queue reservation (Eq. 12); and
+// the tolerance τ(t) from the queue pressure (Eq. 11).
+func (e *epoch) buildMarket() {
+	st := e.st
+	n := len(st.Jobs)
+	e.jobs = grow(e.jobs, n)
+	e.options = e.options[:0]
+	e.optFam = e.optFam[:0]
+	e.bidJob = e.bidJob[:0]
+	ch, cherr := rst.NewChecker(&st.Cluster)
+
+	// Current assignments, as global GPU numbers.
+	nref := 0
+	for j := range st.Jobs {
+		if a := st.Jobs[j].Running; a != nil {
+			nref += len(a.GPUs)
+		}
+	}
+	slab := make([]elastico.GPURef, nref)
+	e.curOff = grow(e.curOff, e.ngpu+1)
+	for j := range st.Jobs {
+		job := &st.Jobs[j]
+		js := &e.jobs[j]
+		*js = jobState{job: job, cur: -1, bidder: -1, curOpt: -1, minOpt: -1}
+		if a := job.Running; a != nil {
+			js.running = true
+			for k := range job.Family {
+				if job.Family[k].Config.ID == a.ConfigID {
+					js.cur = int32(k)
+					break
+				}
+			}
+			js.curGPUs = slab[:len(a.GPUs):len(a.GPUs)]
+			slab = slab[len(a.GPUs):]
+			for k, id := range a.GPUs {
+				r := e.gpuRef[id]
+				js.curGPUs[k] = r
+				e.curOff[e.global(r)+1]++
+			}
+		}
+	}
+	for g := range e.ngpu {
+		e.curOff[g+1] += e.curOff[g]
+	}
+	e.curRes = grow(e.curRes, int(e.curOff[e.ngpu]))
+	fill := make([]int32, e.ngpu)
+	for j := range e.jobs {
+		for _, r := range e.jobs[j].curGPUs {
+			g := e.global(r)
+			e.curRes[e.curOff[g]+fill[g]] = int32(j)
+			fill[g]++
+		}
+	}
+
+	// Options: the feasible configurations, and R_min of waiting jobs.
+	var queue elastico.Vector
+	ab := &e.cfg.Ablation
+	for j := range e.jobs {
+		js := &e.jobs[j]
+		job := js.job
+		e.gscr = rst.NormalizedGoodputInto(e.gscr[:0], job.Family)
+		lo, hi := 0, len(job.Family)
+		switch {
+		case ab.FixedConfiguration && js.running, ab.NoCoordinatedReconfiguration && js.running:
+			lo, hi = int(js.cur), int(js.cur)+1
+		case ab.FixedConfiguration:
+			lo, hi = 0, 1
+		}
+		js.first = int32(len(e.options))
+		minShare := math.Inf(1)
+		for k := lo; k < hi; k++ {
+			p := &job.Family[k]
+			why := "the cluster cannot be summarized: " + fmt.Sprint(cherr)
+			if cherr == nil {
+				why = ch.Why(p, job.Floor, job.Spread)
+			}
+			if why != "" {
+				js.infeasible = append(js.infeasible, p.Config.ID+": "+why)
+				continue
+			}
+			o := int32(len(e.options))
+			if int32(k) == js.cur {
+				js.curOpt = o
+			}
+			d := p.Demand.Total()
+			if s := d.DominantShare(e.capacity); s < minShare {
+				minShare, js.minOpt = s, o
+			}
+			e.options = append(e.options, elastico.Option{Goodput: e.gscr[k], Demand: d})
+			e.optFam = append(e.optFam, int32(k))
+		}
+		js.n = int32(len(e.options)) - js.first
+		if js.n == 0 {
+			continue
+		}
+		js.bidder = int32(len(e.bidJob))
+		e.bidJob = append(e.bidJob, int32(j))
+		if !js.running {
+			rmin := e.options[js.first].Demand
+			for o := js.first + 1; o < js.first+js.n; o++ {
+				for r := range rmin {
+					rmin[r] = math.Min(rmin[r], e.options[o].Demand[r])
+				}
+			}
+			js.rmin = rmin
+			queue = queue.Add(rmin)
+		}
+	}
+
+	// Queue pressure, tolerance, reservation. Each waiting job's share of
+	// the reservation is its own: the market sees its options' demand less
+	// γ·R_min, so that whatever the market admits within C_eff really fits
+	// C, and what it leaves of a waiting job's reservation stays free.
+	e.q = queue.DominantShare(e.capacity)
+	if math.IsInf(e.q, 1) || math.IsNaN(e.q) {
+		e.q = math.MaxFloat64
+	}
+	e.tau = e.cfg.Tolerance.At(e.q)
+	gamma := e.cfg.Reservation
+	if ab.NoReservation {
+		gamma = 0
+	}
+	// A queue larger than the cluster reserves at most γ of it: each
+	// waiting job's share shrinks in proportion (scale), so that running
+	// jobs keep (1−γ)·C whatever the queue.
+	var scale elastico.Vector
+	for r := range scale {
+		scale[r] = gamma
+		if queue[r] > e.capacity[r] {
+			scale[r] = gamma * e.capacity[r] / queue[r]
+		}
+		e.effCap[r] = math.Max(0, e.capacity[r]-scale[r]*queue[r])
+	}
+	e.real = grow(e.real, len(e.options))
+	for o := range e.options {
+		e.real[o] = e.options[o].Demand
+	}
+	for j := range e.jobs {
+		js := &e.jobs[j]
+		if js.running || js.n == 0 || gamma == 0 {
+			continue
+		}
+		var own elastico.Vector
+		for r := range own {
+			own[r] = scale[r] * js.rmin[r]
+		}
+		for o := js.first; o < js.first+js.n; o++ {
+			d := &e.options[o].Demand
+			for r := range d {
+				d[r] = math.Max(0, d[r]-own[r])
+			}
+		}
+	}
+
+	// Γ: switching cost, interference against current co-runners, learned
+	// penalties carried over.
+	e.base = grow(e.base, len(e.options))
+	e.learned = grow(e.learned, len(e.options))
+	for j := range e.jobs {
+		js := &e.jobs[j]
+		if js.n == 0 {
+			continue
+		}
+		carried := st.Carry.Penalties[js.job.ID]
+		for o := js.first; o < js.first+js.n; o++ {
+			k := e.optFam[o]
+			if js.running && k != js.cur {
+				e.base[o] += e.cfg.SwitchingCost
+			}
+			if carried != nil {
+				e.learned[o] = carried[js.job.Family[k].Config.ID]
+			}
+		}
+		if js.running && e.memo.on() {
+			e.interferencePenalty(int32(j))
+		}
+	}
+
+	e.waitingOrder()
+
+	// The market, its bidders' options sliced from the flat array.
+	e.market.Capacity = e.effCap
+	e.market.Bidders = grow(e.market.Bidders, len(e.bidJob))
+	for b, j := range e.bidJob {
+		js := &e.jobs[j]
+		e.market.Bidders[b] = elastico.Bidder{Weight: js.job.EffectiveWeight(), Options: e.options[js.first : js.first+js.n : js.first+js.n]}
+	}
+}
+
+// interferencePenalty adds α·Σ max(0, Ŝ − τ), both ways round, against
+// each of running job j's current co-runners, to every option of j.
+func (e *epoch) interferencePenalty(j int32) {
+	js := &e.jobs[j]
+	var seen [8]int32
+	others := seen[:0]
+	for _, r := range js.curGPUs {
+		g := e.global(r)
+		for _, i := range e.curRes[e.curOff[g]:e.curOff[g+1]] {
+			if i != j && !slices.Contains(others, i) {
+				others = append(others, i)
+			}
+		}
+	}
+	for _, i := range others {
+		other := &e.jobs[i]
+		q := &other.job.Family[other.cur]
+		for o := js.first; o < js.first+js.n; o++ {
+			p := &js.job.Family[e.optFam[o]]
+			x := math.Max(0, e.memo.Slowdown(p, q)-e.tau) + math.Max(0, e.memo.Slowdown(q, p)-e.tau)
+			e.base[o] += e.cfg.Alpha * x
+		}
+	}
+}
+
+// admit spends the reserved headroom (Eq. 12): waiting jobs that the
+// market deferred start, highest priority and oldest first, under their
+// smallest configuration, while it fits what the market left of the whole
+// capacity C.
+func (e *epoch) admit() {
+	if e.cfg.Ablation.NoReservation {
+		return
+	}
+	var load elastico.Vector
+	for b, c := range e.choice {
+		if c >= 0 {
+			load = load.Add(e.real[e.jobs[e.bidJob[b]].first+c])
+		}
+	}
+	free := e.capacity.Sub(load)
+	for _, j := range e.waiting {
+		js := &e.jobs[j]
+		if js.bidder < 0 || e.choice[js.bidder] >= 0 || js.minOpt < 0 {
+			continue
+		}
+		d := e.real[js.minOpt]
+		if !(e.market.Bidders[js.bidder].Value(int(js.minOpt-js.first)) > 0) || !d.LessEq(free) {
+			continue
+		}
+		e.choice[js.bidder] = js.minOpt - js.first
+		free = free.Sub(d)
+	}
+}
+
+// waitingOrder lists the jobs that do not run, by priority (highest
+// first), arrival, then position in the State.
+func (e *epoch) waitingOrder() {
+	e.waiting = e.waiting[:0]
+	for j := range e.jobs {
+		if !e.jobs[j].running {
+			e.waiting = append(e.waiting, int32(j))
+		}
+	}
+	slices.SortStableFunc(e.waiting, func(a, b int32) int {
+		ja, jb := e.jobs[a].job, e.jobs[b].job
+		if c := cmp.Compare(jb.Priority, ja.Priority); c != 0 {
+			return c
+		}
+		return ja.Arrival.Compare(jb.Arrival)
+	})
+}
+
+// greedy is the −ESP ablation's PriceSolver: no prices; bidders in order
+// each take their most valuable option that fits what is left.
+type greedy struct{}
+
+func (greedy) Solve(ctx context.Context, m *elastico.Market, sol *elastico.Solution) error {
+	if err := m.Validate(); err != nil {
+		return fmt.Errorf("pds: greedy: %w", err)
+	}
+	sol.Choice = grow(sol.Choice, len(m.Bidders))
+	sol.Prices = elastico.Vector{}
+	sol.Iterations = 0
+	free := m.Capacity
+	for b := range m.Bidders {
+		if b&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				for ; b < len(m.Bidders); b++ {
+					sol.Choice[b] = -1
+				}
+				return fmt.Errorf("pds: greedy: %w", err)
+			}
+		}
+		bd := &m.Bidders[b]
+		best, bestV := -1, 0.0
+		for o := range bd.Options {
+			if v := bd.Value(o); v > bestV && bd.Options[o].Demand.LessEq(free) {
+				best, bestV = o, v
+			}
+		}
+		sol.Choice[b] = best
+		if best >= 0 {
+			free = free.Sub(bd.Options[best].Demand)
+		}
+	}
+	return nil
+}

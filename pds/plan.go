@@ -1,0 +1,175 @@
+package pds
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/rst"
+)
+
+// plan turns the best result into the Plan: decisions, actions with
+// launch parameters, what to carry, statistics.
+func (e *epoch) plan() *elastico.Plan {
+	b := &e.best
+	n := len(e.jobs)
+	p := &elastico.Plan{Decisions: make([]elastico.Decision, n)}
+	e.residents(b)
+
+	var preempt, move, start []elastico.Action
+	for j := range e.jobs {
+		js := &e.jobs[j]
+		job := js.job
+		d := &p.Decisions[j]
+		d.JobID = job.ID
+		d.Slowdown = 1
+		if b.gpus[j] == nil {
+			d.Status = e.whyWaiting(int32(j))
+			if js.running {
+				preempt = append(preempt, elastico.Action{Kind: elastico.Preempt, JobID: job.ID, From: cloneAssignment(job.Running)})
+			}
+			continue
+		}
+		prof := &job.Family[b.choice[j]]
+		to := &elastico.Assignment{ConfigID: prof.Config.ID, GPUs: make([]string, len(b.gpus[j]))}
+		for k, r := range b.gpus[j] {
+			to.GPUs[k] = e.st.Cluster.Nodes[r.Node].GPUs[r.GPU].ID
+		}
+		d.Assignment = to
+		d.Status = elastico.Status{Code: elastico.Scheduled}
+		d.Slowdown = e.slowdown(int32(j))
+		launch := func() elastico.LaunchParams {
+			gs := make([]rst.LaunchGPU, len(b.gpus[j]))
+			for k, r := range b.gpus[j] {
+				hw := &e.st.Cluster.Nodes[r.Node].GPUs[r.GPU]
+				gs[k] = rst.LaunchGPU{Index: r.GPU, Memory: hw.Memory, Shared: hw.Shared}
+			}
+			return rst.Launch(job, prof, gs)
+		}
+		if !js.running {
+			start = append(start, elastico.Action{Kind: elastico.Start, JobID: job.ID, To: to, Launch: launch()})
+			continue
+		}
+		from := job.Running
+		sameConfig := from.ConfigID == to.ConfigID
+		switch {
+		case sameConfig && sameSet(from.GPUs, to.GPUs):
+			// Keeps running as it is.
+		case subset(from.GPUs, to.GPUs) || subset(to.GPUs, from.GPUs):
+			// No replica leaves for a GPU it was not on: a checkpoint and a
+			// restart where it is (growing or shrinking in place).
+			d.Status.Reasons = []string{fmt.Sprintf("reconfigured in place from %s to %s", from.ConfigID, to.ConfigID)}
+			move = append(move, elastico.Action{Kind: elastico.Reconfigure, JobID: job.ID, From: cloneAssignment(from), To: to, Launch: launch()})
+		default:
+			d.Status.Reasons = []string{fmt.Sprintf("migrated from %s@%v to %s@%v", from.ConfigID, from.GPUs, to.ConfigID, to.GPUs)}
+			move = append(move, elastico.Action{Kind: elastico.Migrate, JobID: job.ID, From: cloneAssignment(from), To: to, Launch: launch()})
+		}
+	}
+	p.Actions = slices.Concat(preempt, move, start)
+	p.Carry = e.carry()
+	p.Stats = e.stats
+	p.Stats.Truncated = e.truncated
+	return p
+}
+
+func cloneAssignment(a *elastico.Assignment) *elastico.Assignment {
+	if a == nil {
+		return nil
+	}
+	return &elastico.Assignment{ConfigID: a.ConfigID, GPUs: slices.Clone(a.GPUs)}
+}
+
+func sameSet(a, b []string) bool { return len(a) == len(b) && subset(a, b) }
+
+// subset reports whether every GPU of a is in b.
+func subset(a, b []string) bool {
+	for _, g := range a {
+		if !slices.Contains(b, g) {
+			return false
+		}
+	}
+	return true
+}
+
+// slowdown is job j's predicted slowdown in the best plan: over its GPUs,
+// the worst of 1 + Σ (Ŝ_{j|i} − 1) over the co-runners i there.
+func (e *epoch) slowdown(j int32) float64 {
+	if !e.memo.on() {
+		return 1
+	}
+	b := &e.best
+	worst := 1.0
+	p := e.profile(b, j)
+	for _, r := range b.gpus[j] {
+		s := 1.0
+		for _, i := range e.on(e.global(r)) {
+			if i != j {
+				s += e.memo.Slowdown(p, e.profile(b, i)) - 1
+			}
+		}
+		worst = max(worst, s)
+	}
+	return worst
+}
+
+// whyWaiting is the Status of a job the best plan leaves out.
+func (e *epoch) whyWaiting(j int32) elastico.Status {
+	js := &e.jobs[j]
+	b := &e.best
+	var st elastico.Status
+	switch {
+	case js.bidder < 0:
+		st = elastico.Status{Code: elastico.Infeasible, Reasons: slices.Clone(js.infeasible)}
+		if len(st.Reasons) == 0 {
+			st.Reasons = []string{"no configuration to choose from"}
+		}
+	case b.code[j] == elastico.Unaffordable && b.reason[j] == "":
+		pr := b.prices
+		var why string
+		if e.cfg.Ablation.GreedyFirstFit {
+			why = fmt.Sprintf("none of its %d configurations fits the capacity left (greedy first fit)", js.n)
+		} else {
+			why = fmt.Sprintf("at this epoch's prices (SM %.3g, GPUMemory %.3g, CPU %.3g, RAM %.3g per unit of capacity) none of its %d configurations is worth its resources",
+				pr[elastico.SM], pr[elastico.GPUMemory], pr[elastico.CPU], pr[elastico.RAM], js.n)
+		}
+		if !js.running && !e.cfg.Ablation.NoReservation {
+			why += ", and its smallest does not fit the headroom left"
+		}
+		st = elastico.Status{Code: elastico.Unaffordable, Reasons: []string{why}}
+	default:
+		st = elastico.Status{Code: b.code[j], Reasons: []string{b.reason[j]}}
+	}
+	if js.running {
+		reasons := make([]string, len(st.Reasons))
+		for k, r := range st.Reasons {
+			reasons[k] = st.Code.String() + ": " + r
+		}
+		st = elastico.Status{Code: elastico.Preempted, Reasons: reasons}
+	}
+	return st
+}
+
+// carry returns what the next epoch starts from: the final prices, and
+// the learned penalties decayed.
+func (e *epoch) carry() elastico.Carry {
+	c := elastico.Carry{Prices: e.best.prices}
+	for j := range e.jobs {
+		js := &e.jobs[j]
+		for o := js.first; o < js.first+js.n; o++ {
+			v := e.learned[o] * e.cfg.PenaltyDecay
+			if v < 1e-6 {
+				continue
+			}
+			if c.Penalties == nil {
+				c.Penalties = map[string]map[string]float64{}
+			}
+			m := c.Penalties[js.job.ID]
+			if m == nil {
+				m = map[string]float64{}
+				c.Penalties[js.job.ID] = m
+			}
+			m[js.job.Family[e.optFam[o]].Config.ID] = v
+		}
+	}
+	return c
+}

@@ -1,0 +1,315 @@
+package pds
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/elastico/elastico"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func TestNewDefaults(t *testing.T) {
+	s, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Config()
+	want := Config{
+		Tolerance: DefaultTolerance, Reservation: DefaultReservation, Alpha: DefaultAlpha,
+		SwitchingCost: DefaultSwitchingCost, Delta: DefaultDelta, Rounds: DefaultRounds, PenaltyDecay: DefaultPenaltyDecay,
+	}
+	if diff := cmp.Diff(want, c, cmpopts.IgnoreFields(Config{}, "Clock")); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+	if c.Clock == nil || s.solver == nil || s.placer == nil || s.pred == nil {
+		t.Errorf("a default component is missing: clock %v solver %v placer %v predictor %v", c.Clock != nil, s.solver, s.placer, s.pred)
+	}
+}
+
+func TestNewRejects(t *testing.T) {
+	tests := []struct {
+		name      string
+		cfg       Config
+		wantField string
+	}{
+		{"reservation above one", Config{Reservation: 1.5}, "Reservation"},
+		{"negative reservation", Config{Reservation: -0.1}, "Reservation"},
+		{"NaN alpha", Config{Alpha: math.NaN()}, "Alpha"},
+		{"huge alpha", Config{Alpha: 1e6}, "Alpha"},
+		{"negative switching cost", Config{SwitchingCost: -1}, "SwitchingCost"},
+		{"switching cost above one", Config{SwitchingCost: 2}, "SwitchingCost"},
+		{"infinite delta", Config{Delta: math.Inf(1)}, "Delta"},
+		{"negative rounds", Config{Rounds: -1}, "Rounds"},
+		{"too many rounds", Config{Rounds: 11}, "Rounds"},
+		{"decay above one", Config{PenaltyDecay: 1.1}, "PenaltyDecay"},
+		{"tolerance below one", Config{Tolerance: Tolerance{Tau0: 0.9}}, "Tau0"},
+		{"NaN beta", Config{Tolerance: Tolerance{Tau0: 1.1, Beta: math.NaN()}}, "Beta"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(tt.cfg)
+			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.wantField) {
+				t.Errorf("New = %v, want an ErrConfig naming %s", err, tt.wantField)
+			}
+		})
+	}
+}
+
+// stateOf runs one epoch of a fresh random state and applies it, so that
+// the returned state has running jobs, co-locations and a Carry.
+func stateOf(t testing.TB, s *Scheduler, r *rand.Rand, nodes, jobs int) *elastico.State {
+	t.Helper()
+	st := randomState(r, nodes, jobs)
+	plan, err := s.Epoch(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := apply(st, plan)
+	// Some jobs leave, some arrive.
+	more := randomState(r, 0, jobs/3)
+	for i := range more.Jobs {
+		more.Jobs[i].ID = "new-" + more.Jobs[i].ID
+	}
+	kept := next.Jobs[:0]
+	for _, j := range next.Jobs {
+		if r.IntN(6) > 0 {
+			kept = append(kept, j)
+		}
+	}
+	next.Jobs = append(kept, more.Jobs...)
+	return next
+}
+
+// TestEpochGuarantees checks every guarantee of Epoch on random states over
+// several epochs: capacity, floors, gangs, no co-location above tolerance,
+// actions consistent with decisions.
+func TestEpochGuarantees(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	tol := Tolerance{Tau0: 1.2} // β = 0: τ is τ0 whatever the queue
+	for trial := range 40 {
+		cfg := Config{Predictor: randomPredictor, Tolerance: tol, Clock: fixedClock()}
+		switch trial % 4 {
+		case 1:
+			cfg.Rounds = 1
+		case 2:
+			cfg.Reservation = 1
+		case 3:
+			cfg.Ablation.NoReservation = true
+		}
+		s, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := stateOf(t, s, r, 1+r.IntN(6), 2+r.IntN(25))
+		for epoch := range 3 {
+			plan, err := s.Epoch(context.Background(), st)
+			if err != nil {
+				t.Fatalf("trial %d epoch %d: %v", trial, epoch, err)
+			}
+			checkPlan(t, st, plan, randomPredictor, tol.Tau0)
+			if t.Failed() {
+				t.Fatalf("trial %d epoch %d failed", trial, epoch)
+			}
+			st = apply(st, plan)
+		}
+	}
+}
+
+// TestEpochDeterministic: the same State and Config give the same Plan
+// (durations aside), from one Scheduler twice and from two Schedulers.
+func TestEpochDeterministic(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	cfg := Config{Predictor: randomPredictor, Clock: fixedClock()}
+	s1, _ := New(cfg)
+	s2, _ := New(cfg)
+	ignore := cmpopts.IgnoreFields(elastico.Stats{}, "Prices", "Placement", "Interference", "Total")
+	for trial := range 20 {
+		st := stateOf(t, s1, r, 2+r.IntN(5), 5+r.IntN(30))
+		a, err := s1.Epoch(context.Background(), st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := s1.Epoch(context.Background(), st)
+		c, _ := s2.Epoch(context.Background(), st)
+		if diff := cmp.Diff(a, b, ignore); diff != "" {
+			t.Fatalf("trial %d: same scheduler, two plans (-first +second):\n%s", trial, diff)
+		}
+		if diff := cmp.Diff(a, c, ignore); diff != "" {
+			t.Fatalf("trial %d: two schedulers, two plans (-first +second):\n%s", trial, diff)
+		}
+	}
+}
+
+// TestEpochDoesNotMutate: Epoch leaves the State as it found it.
+func TestEpochDoesNotMutate(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	s, _ := New(Config{Predictor: randomPredictor})
+	st := stateOf(t, s, r, 4, 20)
+	before := *st
+	before.Jobs = append([]elastico.Job(nil), st.Jobs...)
+	if _, err := s.Epoch(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(&before, st); diff != "" {
+		t.Errorf("Epoch changed the State (-before +after):\n%s", diff)
+	}
+}
+
+func TestEpochValidation(t *testing.T) {
+	s, _ := New(Config{Predictor: randomPredictor})
+	tests := []struct {
+		name      string
+		mutate    func(*elastico.State)
+		wantField string
+	}{
+		{"NaN demand", func(s *elastico.State) { s.Jobs[0].Family[0].Demand.SM = math.NaN() }, "Family[0].Demand.SM"},
+		{"empty family", func(s *elastico.State) { s.Jobs[1].Family = nil }, "Family"},
+		{"duplicate job", func(s *elastico.State) { s.Jobs[1].ID = s.Jobs[0].ID }, "ID"},
+		{"unknown GPU", func(s *elastico.State) {
+			s.Jobs[0].Running = &elastico.Assignment{ConfigID: s.Jobs[0].Family[0].Config.ID, GPUs: make([]string, s.Jobs[0].Family[0].Demand.GPUs)}
+		}, "Running.GPUs[0]"},
+		{"NaN carried price", func(s *elastico.State) { s.Carry.Prices[elastico.SM] = math.NaN() }, "Carry.Prices[SM]"},
+		{"negative penalty", func(s *elastico.State) {
+			s.Carry.Penalties = map[string]map[string]float64{"j00": {"c0": -1}}
+		}, "Carry.Penalties[c0]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := randomState(rand.New(rand.NewPCG(1, 1)), 2, 3)
+			tt.mutate(st)
+			_, err := s.Epoch(context.Background(), st)
+			if !errors.Is(err, elastico.ErrInvalid) || !strings.HasPrefix(err.Error(), "pds: ") || !strings.Contains(err.Error(), tt.wantField) {
+				t.Errorf("Epoch = %v, want a pds: error wrapping ErrInvalid naming %s", err, tt.wantField)
+			}
+		})
+	}
+	if _, err := s.Epoch(context.Background(), nil); !errors.Is(err, elastico.ErrInvalid) {
+		t.Errorf("Epoch(nil) = %v, want ErrInvalid", err)
+	}
+}
+
+// TestEpochFloors: a job whose floor only its largest configuration meets
+// runs under that one or waits; a floor no configuration meets is invalid.
+func TestEpochFloors(t *testing.T) {
+	st := &elastico.State{Cluster: elastico.Cluster{Nodes: []elastico.Node{{ID: "n", CPU: 64, RAM: 512, GPUs: []elastico.GPU{
+		{ID: "g0", Memory: 40, Shared: true}, {ID: "g1", Memory: 40, Shared: true},
+	}}}}}
+	fam := []elastico.Profile{
+		{Family: "a", Config: elastico.Configuration{ID: "small", BatchSize: 16}, Demand: elastico.Demand{GPUs: 1, SM: 0.3, GPUMemory: 8, CPU: 2, RAM: 8}, Throughput: 60},
+		{Family: "a", Config: elastico.Configuration{ID: "big", BatchSize: 64}, Demand: elastico.Demand{GPUs: 1, SM: 0.9, GPUMemory: 30, CPU: 2, RAM: 8}, Throughput: 100},
+	}
+	for i := range 3 {
+		st.Jobs = append(st.Jobs, elastico.Job{ID: string(rune('a' + i)), Family: fam, Floor: 90})
+	}
+	s, _ := New(Config{Predictor: tablePredictor{}})
+	plan, err := s.Epoch(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPlan(t, st, plan, nil, 0)
+	got := map[string]int{}
+	for _, d := range plan.Decisions {
+		if d.Assignment != nil {
+			got[d.Assignment.ConfigID]++
+		} else {
+			got[d.Status.Code.String()]++
+		}
+	}
+	// Two GPUs hold two "big" (SM 0.9 each); the third job waits rather
+	// than run "small" below its floor.
+	want := map[string]int{"big": 2, "Unaffordable": 1}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+
+	st.Jobs[0].Floor = 200
+	if _, err := s.Epoch(context.Background(), st); !errors.Is(err, elastico.ErrInvalid) || !strings.Contains(err.Error(), "Floor") {
+		t.Errorf("a floor above every configuration: %v, want an error naming Floor", err)
+	}
+}
+
+// stallSolver wraps a PriceSolver: from round stallFrom on, it blocks until
+// the context is done, like a solver overrunning the epoch's deadline.
+type stallSolver struct {
+	elastico.PriceSolver
+	calls, stallFrom int
+}
+
+func (s *stallSolver) Solve(ctx context.Context, m *elastico.Market, sol *elastico.Solution) error {
+	s.calls++
+	if s.calls >= s.stallFrom {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return s.PriceSolver.Solve(ctx, m, sol)
+}
+
+// TestEpochDeadline: when the deadline passes, Epoch returns in time with
+// the best feasible plan so far, marked Truncated.
+func TestEpochDeadline(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	base, _ := New(Config{Predictor: randomPredictor, Tolerance: Tolerance{Tau0: 1.1}})
+	st := stateOf(t, base, r, 4, 30)
+	for _, stallFrom := range []int{1, 2} {
+		solver := &stallSolver{PriceSolver: base.solver, stallFrom: stallFrom}
+		s, _ := New(Config{PriceSolver: solver, Predictor: randomPredictor, Tolerance: Tolerance{Tau0: 1.1}})
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		begin := time.Now()
+		plan, err := s.Epoch(ctx, st)
+		cancel()
+		if err != nil {
+			t.Fatalf("stall from round %d: %v", stallFrom, err)
+		}
+		if el := time.Since(begin); el > 5*time.Second {
+			t.Errorf("stall from round %d: Epoch took %v past a 50ms deadline", stallFrom, el)
+		}
+		if !plan.Stats.Truncated || plan.Stats.Rounds != stallFrom-1 {
+			t.Errorf("stall from round %d: Truncated %v after %d rounds, want true after %d", stallFrom, plan.Stats.Truncated, plan.Stats.Rounds, stallFrom-1)
+		}
+		checkPlan(t, st, plan, randomPredictor, 1.1)
+		if stallFrom == 1 {
+			// Nothing was decided: every job keeps what it has.
+			for i, d := range plan.Decisions {
+				if st.Jobs[i].Running != nil && d.Assignment == nil && d.Status.Code != elastico.Preempted {
+					t.Errorf("job %s: %v", d.JobID, d.Status)
+				}
+			}
+		}
+	}
+	// A context already done: the status quo, at once.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	plan, err := base.Epoch(ctx, st)
+	if err != nil || !plan.Stats.Truncated || plan.Stats.Rounds != 0 {
+		t.Fatalf("cancelled context: %v, %+v", err, plan)
+	}
+	checkPlan(t, st, plan, randomPredictor, 1.1)
+	if len(plan.Actions) != 0 {
+		for _, a := range plan.Actions {
+			if a.Kind != elastico.Preempt {
+				t.Errorf("status quo plan acts: %v", a)
+			}
+		}
+	}
+}
+
+// failSolver fails: Epoch must report it, not hide it.
+type failSolver struct{}
+
+func (failSolver) Solve(context.Context, *elastico.Market, *elastico.Solution) error {
+	return errors.New("boom")
+}
+
+func TestEpochComponentError(t *testing.T) {
+	s, _ := New(Config{PriceSolver: failSolver{}, Predictor: randomPredictor})
+	_, err := s.Epoch(context.Background(), randomState(rand.New(rand.NewPCG(1, 2)), 2, 4))
+	if err == nil || !strings.Contains(err.Error(), "price solver: boom") {
+		t.Errorf("Epoch = %v, want the solver's error", err)
+	}
+}
