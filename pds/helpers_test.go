@@ -38,7 +38,7 @@ var families = []string{"resnet", "bert", "gpt", "vit", "llama"}
 var randomPredictor = tablePredictor{
 	"bert|gpt": 1.5, "gpt|bert": 1.3,
 	"llama|llama": 1.4,
-	"vit|resnet": 1.25, "resnet|vit": 1.05,
+	"vit|resnet":  1.25, "resnet|vit": 1.05,
 	"gpt|gpt": 1.12,
 }
 
@@ -73,8 +73,8 @@ func randomState(r *rand.Rand, nodes, jobs int) *elastico.State {
 			batch := 16 << r.IntN(4)
 			p := elastico.Profile{
 				Family: fam, Class: j.Class,
-				Config: elastico.Configuration{ID: fmt.Sprintf("c%d", k), BatchSize: batch, GPUs: g, AMP: r.IntN(2) == 0, Checkpointing: r.IntN(2) == 0},
-				Demand: elastico.Demand{GPUs: g, SM: 0.1 + 0.9*r.Float64(), GPUMemory: 2 + 30*r.Float64(), CPU: float64(1 + r.IntN(6)), RAM: float64(4 + r.IntN(40))},
+				Config:     elastico.Configuration{ID: fmt.Sprintf("c%d", k), BatchSize: batch, GPUs: g, AMP: r.IntN(2) == 0, Checkpointing: r.IntN(2) == 0},
+				Demand:     elastico.Demand{GPUs: g, SM: 0.1 + 0.9*r.Float64(), GPUMemory: 2 + 30*r.Float64(), CPU: float64(1 + r.IntN(6)), RAM: float64(4 + r.IntN(40))},
 				Throughput: float64(g) * (50 + 150*r.Float64()),
 			}
 			if j.Class == elastico.Training {
