@@ -7,25 +7,27 @@
 // The pieces, in the order a host uses them:
 //
 //   - [Space] enumerates configurations with stable, readable IDs
-//     ("b64-ckpt-amp-g2").
+//     ("b64-ckpt-amp-g2", see [ConfigID] and [ParseConfigID]).
 //   - [BuildFamily] turns measured profiles over a space into a full family:
 //     measured profiles win; an unmeasured configuration gets its nearest
 //     measured neighbour's profile, scaled by documented rules and marked
 //     Interpolated.
-//   - [Filter] drops configurations that cannot run on a cluster or fall
-//     below the job's floor, with a reason for each; [Prune] drops the
-//     Pareto-dominated ones.
+//   - A [Checker] drops the configurations that cannot run on a cluster or
+//     fall below the job's floor, with a reason for each; [Prune] drops the
+//     Pareto-dominated ones; [Checker.Reduce] does both for a job.
 //   - [MinDemand] is R_min (Eq. 12); [NormalizedGoodput] is G̃ = G/Gmax.
 //   - [NoiseScale] is Pollux's statistical-efficiency model: the efficiency
-//     of a batch size, the reference-equivalent work of a number of samples,
-//     fitted from gradient statistics ([FitNoiseScale]). With [LRScale] it
-//     makes a reshaped training job do the same work as the original.
+//     of a batch size and the reference-equivalent work of a number of
+//     samples, fitted from training runs by [FitNoiseScale]. With [LRScale]
+//     it makes a reshaped training job do the same work as the original.
 //   - [Launch] gives the parameters a host sets when it (re)starts a job:
 //     memory fraction, MPS limits, allocator split size, learning-rate scale.
 //   - [GavelFamily] and [PolluxFamily] build real families from the
-//     measurements shipped with the module (Gavel's throughputs, Pollux's
-//     step times), with an explicit memory model ([MemoryModel]).
+//     measurements shipped with the module (Gavel's throughputs on V100,
+//     P100 and K80; Pollux's step times on T4), with an explicit
+//     [MemoryModel] for the memory neither measured, and [PolluxNoiseScale]
+//     fits Pollux's six models' noise scales.
 //
-// Like the rest of elastico, rst does no I/O of its own: readers take
-// embedded data or an io.Reader.
+// Like the rest of elastico, rst does no I/O of its own: the shipped data
+// are embedded, and every function is a pure computation on its arguments.
 package rst

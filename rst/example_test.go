@@ -86,3 +86,115 @@ func ExamplePolluxNoiseScale() {
 	// batch 256: measured 0.672, model 0.677
 	// batch 512: measured 0.514, model 0.507
 }
+
+func ExampleSpace_Enumerate() {
+	s := rst.Space{Class: elastico.Training, BatchSizes: []int{64, 128}, Checkpointing: []bool{false, true}, AMP: []bool{true}, GPUs: []int{1, 2}}
+	cs, err := s.Enumerate()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, c := range cs {
+		fmt.Print(c.ID, " ")
+	}
+	fmt.Println()
+	// Output: b64-amp-g1 b64-ckpt-amp-g1 b128-amp-g1 b128-ckpt-amp-g1 b64-amp-g2 b64-ckpt-amp-g2 b128-amp-g2 b128-ckpt-amp-g2
+}
+
+func ExampleParseConfigID() {
+	c, err := rst.ParseConfigID("b8-amp-kv40-s64-g2")
+	fmt.Printf("%+v %v\n", c, err)
+	// Output: {ID:b8-amp-kv40-s64-g2 BatchSize:8 Checkpointing:false AMP:true GPUs:2 KVCacheFrac:0.4 MaxSeqs:64} <nil>
+}
+
+func ExamplePrune() {
+	family := []elastico.Profile{
+		{Config: elastico.Configuration{ID: "b64-g1"}, Demand: elastico.Demand{GPUs: 1, SM: 1, GPUMemory: 8, CPU: 4, RAM: 16}, Throughput: 300},
+		{Config: elastico.Configuration{ID: "b64-ckpt-g1"}, Demand: elastico.Demand{GPUs: 1, SM: 1, GPUMemory: 5, CPU: 4, RAM: 16}, Throughput: 225},
+		// Twice the GPUs for less than the single GPU's goodput: dominated.
+		{Config: elastico.Configuration{ID: "b64-g2"}, Demand: elastico.Demand{GPUs: 2, SM: 1, GPUMemory: 8, CPU: 4, RAM: 16}, Throughput: 290},
+	}
+	for _, p := range rst.Prune(family) {
+		fmt.Println(p.Config.ID)
+	}
+	// Output:
+	// b64-g1
+	// b64-ckpt-g1
+}
+
+func ExampleChecker() {
+	cluster := &elastico.Cluster{Nodes: []elastico.Node{{
+		ID: "n0", CPU: 32, RAM: 256,
+		GPUs: []elastico.GPU{{ID: "g0", Memory: 16}, {ID: "g1", Memory: 16}},
+	}}}
+	ch, err := rst.NewChecker(cluster)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	job := &elastico.Job{ID: "llm", Floor: 100, Family: []elastico.Profile{
+		{Config: elastico.Configuration{ID: "b32-g1"}, Demand: elastico.Demand{GPUs: 1, SM: 1, GPUMemory: 24, CPU: 4, RAM: 32}, Throughput: 120},
+		{Config: elastico.Configuration{ID: "b32-ckpt-g1"}, Demand: elastico.Demand{GPUs: 1, SM: 1, GPUMemory: 12, CPU: 4, RAM: 32}, Throughput: 90},
+		{Config: elastico.Configuration{ID: "b32-g4"}, Demand: elastico.Demand{GPUs: 4, SM: 1, GPUMemory: 8, CPU: 4, RAM: 32}, Throughput: 400},
+	}}
+	kept, dropped, err := ch.Reduce(job)
+	fmt.Println(len(kept), "kept;", err)
+	for _, d := range dropped {
+		fmt.Println(d)
+	}
+	// Output:
+	// 0 kept; rst: job "llm": no feasible configuration: b32-g1: needs 24 GiB per GPU, above every GPU's memory (largest 16 GiB); b32-ckpt-g1: throughput 90 is below the floor 100; b32-g4: needs 4 GPUs with 8 GiB, the cluster has 2
+	// b32-g1: needs 24 GiB per GPU, above every GPU's memory (largest 16 GiB)
+	// b32-ckpt-g1: throughput 90 is below the floor 100
+	// b32-g4: needs 4 GPUs with 8 GiB, the cluster has 2
+}
+
+func ExampleGavelFamily() {
+	fam, err := rst.GavelFamily("k80", "ResNet-18")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	kept := rst.Prune(fam)
+	fmt.Printf("%d configurations, %d on the Pareto frontier:\n", len(fam), len(kept))
+	for _, p := range kept {
+		fmt.Printf("%-8s %5.0f samples/s  %4.2f GiB per GPU\n", p.Config.ID, p.Throughput, p.Demand.GPUMemory)
+	}
+	// Output:
+	// 20 configurations, 12 on the Pareto frontier:
+	// b16-g1      77 samples/s  0.95 GiB per GPU
+	// b32-g1     230 samples/s  1.03 GiB per GPU
+	// b64-g1     451 samples/s  1.19 GiB per GPU
+	// b32-g2     140 samples/s  0.95 GiB per GPU
+	// b64-g2     422 samples/s  1.03 GiB per GPU
+	// b128-g2    800 samples/s  1.19 GiB per GPU
+	// b64-g4     258 samples/s  0.95 GiB per GPU
+	// b128-g4    721 samples/s  1.03 GiB per GPU
+	// b256-g4   1384 samples/s  1.19 GiB per GPU
+	// b128-g8    431 samples/s  0.95 GiB per GPU
+	// b256-g8   1405 samples/s  1.03 GiB per GPU
+	// b512-g8   2729 samples/s  1.19 GiB per GPU
+}
+
+func ExamplePolluxFamily() {
+	fam, err := rst.PolluxFamily("imagenet", nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, p := range rst.Prune(fam) {
+		fmt.Printf("%-13s %4.0f samples/s × efficiency %.3f = goodput %4.0f\n", p.Config.ID, p.Throughput, p.Efficiency, p.Goodput())
+	}
+	// Output:
+	// b200-amp-g1    217 samples/s × efficiency 1.000 = goodput  217
+	// b230-amp-g2    408 samples/s × efficiency 0.998 = goodput  408
+	// b326-amp-g2    424 samples/s × efficiency 0.994 = goodput  421
+	// b243-amp-g3    562 samples/s × efficiency 0.998 = goodput  561
+	// b345-amp-g3    589 samples/s × efficiency 0.993 = goodput  585
+	// b489-amp-g3    608 samples/s × efficiency 0.986 = goodput  600
+	// b228-amp-g4    678 samples/s × efficiency 0.999 = goodput  677
+	// b324-amp-g4    721 samples/s × efficiency 0.994 = goodput  717
+	// b460-amp-g4    766 samples/s × efficiency 0.987 = goodput  756
+	// b652-amp-g4    785 samples/s × efficiency 0.978 = goodput  767
+	// b800-amp-g4    796 samples/s × efficiency 0.971 = goodput  773
+}

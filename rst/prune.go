@@ -8,17 +8,15 @@ import "github.com/elastico/elastico"
 // p fits), and delivers at least p's goodput (Profile.Goodput). Two
 // configurations may dominate each other when they are equal in all of these.
 func Dominates(q, p *elastico.Profile) bool {
-	if q.Demand.GPUs > p.Demand.GPUs || q.Demand.GPUMemory > p.Demand.GPUMemory || q.Demand.SM > p.Demand.SM ||
-		q.Goodput() < p.Goodput() {
-		return false
-	}
-	tq, tp := q.Demand.Total(), p.Demand.Total()
-	for r := range tq {
-		if tq[r] > tp[r] {
-			return false
-		}
-	}
-	return true
+	return q.Goodput() >= p.Goodput() && demandLessEq(&q.Demand, &p.Demand)
+}
+
+// demandLessEq reports whether q needs no more than p of anything. With no
+// more GPUs and no more SM and memory on each, the totals of SM and memory
+// are no larger either; CPU and RAM are compared in total.
+func demandLessEq(q, p *elastico.Demand) bool {
+	return q.GPUs <= p.GPUs && q.SM <= p.SM && q.GPUMemory <= p.GPUMemory &&
+		float64(q.GPUs)*q.CPU <= float64(p.GPUs)*p.CPU && float64(q.GPUs)*q.RAM <= float64(p.GPUs)*p.RAM
 }
 
 // Prune returns the family's Pareto frontier (DESIGN.md 3.1), in the
@@ -39,17 +37,28 @@ func Prune(family []elastico.Profile) []elastico.Profile {
 
 // PruneIndices appends to dst the indices of the configurations Prune
 // keeps, in increasing order. With a dst of enough capacity it does not
-// allocate: the form for an epoch loop over thousands of jobs.
+// allocate (for families of up to 32 configurations): the form for an epoch
+// loop over thousands of jobs.
 func PruneIndices(dst []int, family []elastico.Profile) []int {
+	var buf [32]float64
+	var g []float64
+	if len(family) <= len(buf) {
+		g = buf[:len(family)]
+	} else {
+		g = make([]float64, len(family))
+	}
 	for i := range family {
-		p := &family[i]
+		g[i] = family[i].Goodput()
+	}
+	for i := range family {
+		p := &family[i].Demand
 		dropped := false
 		for k := range family {
-			if k == i || !Dominates(&family[k], p) {
+			if k == i || g[k] < g[i] || !demandLessEq(&family[k].Demand, p) {
 				continue
 			}
-			// Mutual domination is a tie: the first one stays.
-			if k < i || !Dominates(p, &family[k]) {
+			// k dominates i. Mutual domination is a tie: the first one stays.
+			if k < i || g[i] < g[k] || !demandLessEq(p, &family[k].Demand) {
 				dropped = true
 				break
 			}
