@@ -16,6 +16,10 @@ const (
 	MaxExactOptions = 16 // per bidder
 )
 
+// exactCold makes Exact start from an empty incumbent, so that tests check
+// the branch and bound on its own.
+var exactCold = false
+
 // ErrTooLarge is wrapped by Exact's error for a market beyond its limits.
 var ErrTooLarge = errors.New("esp: market too large to solve exactly")
 
@@ -38,8 +42,9 @@ func Exact(ctx context.Context, m *elastico.Market) ([]int, float64, error) {
 	if m == nil {
 		return nil, 0, fmt.Errorf("esp: Exact: nil market: %w", elastico.ErrInvalid)
 	}
-	if err := m.Validate(); err != nil {
-		return nil, 0, fmt.Errorf("esp: %w", err)
+	e := &bb{}
+	if !e.f.load(m) {
+		return nil, 0, invalid(m)
 	}
 	if n := len(m.Bidders); n > MaxExactBidders {
 		return nil, 0, fmt.Errorf("%w: %d bidders, at most %d", ErrTooLarge, n, MaxExactBidders)
@@ -49,17 +54,23 @@ func Exact(ctx context.Context, m *elastico.Market) ([]int, float64, error) {
 			return nil, 0, fmt.Errorf("%w: bidder %d has %d options, at most %d", ErrTooLarge, j, k, MaxExactOptions)
 		}
 	}
-	heur, err := New(Config{Workers: 1})
-	if err != nil {
-		return nil, 0, err
+	e.init()
+	e.bestChoice = make([]int, len(m.Bidders))
+	for j := range e.bestChoice {
+		e.bestChoice[j] = -1
 	}
-	var sol elastico.Solution
-	if err := heur.Solve(ctx, m, &sol); err != nil {
-		return nil, 0, err
+	if !exactCold {
+		heur, err := New(Config{Workers: 1})
+		if err != nil {
+			return nil, 0, err
+		}
+		var sol elastico.Solution
+		if err := heur.Solve(ctx, m, &sol); err != nil {
+			return nil, 0, err
+		}
+		e.incumbent = m.Objective(sol.Choice)
+		copy(e.bestChoice, sol.Choice)
 	}
-	e := newBB(m)
-	e.incumbent = m.Objective(sol.Choice)
-	e.bestChoice = slices.Clone(sol.Choice)
 	if err := e.run(ctx); err != nil {
 		return nil, 0, err
 	}
@@ -88,9 +99,8 @@ type kid struct {
 	red float64
 }
 
-func newBB(m *elastico.Market) *bb {
-	e := &bb{}
-	e.f.load(m)
+// init prepares the search on the loaded market e.f.
+func (e *bb) init() {
 	n := e.f.n
 	all := make([][]int32, n)
 	for j := range n {
@@ -132,7 +142,6 @@ func newBB(m *elastico.Market) *bb {
 	}
 	e.path = make([]int32, len(e.order))
 	e.kids = make([][]kid, len(e.order))
-	return e
 }
 
 // dominated reports whether option a is dominated by another of o0..o1;

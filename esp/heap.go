@@ -4,6 +4,7 @@ package esp
 type heapItem struct {
 	key float64
 	j   int32
+	to  int32 // the move the key was computed for
 }
 
 // minHeap is a binary min-heap on (key, j): ties go to the lower bidder

@@ -1,6 +1,8 @@
 package esp
 
 import (
+	"fmt"
+	"math"
 	"slices"
 
 	"github.com/elastico/elastico"
@@ -31,8 +33,16 @@ type flat struct {
 	scale float64
 }
 
-// load fills f from m, reusing f's slices. m must be valid.
-func (f *flat) load(m *elastico.Market) {
+// load fills f from m, reusing f's slices. It reports false, leaving f
+// unusable, if m fails one of elastico.Market.Validate's checks, without
+// saying which: the caller asks Validate for the detailed error. Checking
+// here rather than calling Validate first saves a pass over the market, and
+// Validate's allocations (it formats each bidder's ID and each option's
+// path as it goes).
+func (f *flat) load(m *elastico.Market) bool {
+	if !goodVector(&m.Capacity) || !goodVector(&m.Prices) {
+		return false
+	}
 	n := len(m.Bidders)
 	f.n = n
 	f.start = slices.Grow(f.start[:0], n+1)
@@ -50,10 +60,16 @@ func (f *flat) load(m *elastico.Market) {
 	for j := range m.Bidders {
 		f.start = append(f.start, int32(len(f.val)))
 		b := &m.Bidders[j]
+		if w := b.Weight; !(w > 0) || w > math.MaxFloat64 {
+			return false
+		}
 		best := 0.0
 	options:
 		for k := range b.Options {
 			o := &b.Options[k]
+			if !goodNumber(o.Goodput) || !goodNumber(o.Penalty) || !goodVector(&o.Demand) {
+				return false
+			}
 			v := b.Weight*o.Goodput - o.Penalty
 			if !(v > 0) {
 				continue // never worth more than waiting
@@ -78,6 +94,24 @@ func (f *flat) load(m *elastico.Market) {
 		f.scale += best
 	}
 	f.start = append(f.start, int32(len(f.val)))
+	return true
+}
+
+// goodNumber reports whether x is finite and non-negative.
+func goodNumber(x float64) bool { return x >= 0 && x <= math.MaxFloat64 }
+
+func goodVector(v *elastico.Vector) bool {
+	return goodNumber(v[0]) && goodNumber(v[1]) && goodNumber(v[2]) && goodNumber(v[3])
+}
+
+// invalid returns m.Validate's error, prefixed by the package. It is
+// called when load found m invalid; should Validate disagree, the error
+// still wraps elastico.ErrInvalid.
+func invalid(m *elastico.Market) error {
+	if err := m.Validate(); err != nil {
+		return fmt.Errorf("esp: %w", err)
+	}
+	return fmt.Errorf("esp: market has a NaN, infinite or negative number: %w", elastico.ErrInvalid)
 }
 
 // options returns the range of bidder j's usable options.

@@ -19,12 +19,55 @@ func (sc *scratch) loadOf() elastico.Vector {
 	return l
 }
 
+// move sets bidder j's option to `to` and updates load l.
+func (sc *scratch) move(j int, to int32, l *elastico.Vector) {
+	if c := sc.cur[j]; c >= 0 {
+		d := &sc.dem[c]
+		l[0] -= d[0]
+		l[1] -= d[1]
+		l[2] -= d[2]
+		l[3] -= d[3]
+	}
+	if to >= 0 {
+		d := &sc.dem[to]
+		l[0] += d[0]
+		l[1] += d[1]
+		l[2] += d[2]
+		l[3] += d[3]
+	}
+	sc.cur[j] = to
+}
+
+// fits reports whether moving bidder j from option c to option `to` (either
+// may be -1) keeps every resource it grows within capacity under load l.
+func (sc *scratch) fits(c, to int32, l *elastico.Vector) bool {
+	if to < 0 {
+		return true
+	}
+	var dc elastico.Vector
+	if c >= 0 {
+		dc = sc.dem[c]
+	}
+	do := &sc.dem[to]
+	for q := range 4 {
+		if x := do[q] - dc[q]; x > 0 && l[q]+x > 1+feasTol {
+			return false
+		}
+	}
+	return true
+}
+
 // repair makes sc.cur fit capacity (DESIGN.md 3.2): while a resource is over
 // capacity, the bidder that loses the least value per unit of that resource
 // freed is downsized to a smaller option, or deferred. A downsize never
 // pushes another resource over capacity nor grows one that is, so each
 // resource is repaired once and the loop ends.
-func (sc *scratch) repair(_ *elastico.Vector) {
+//
+// The bidders wait in a min-heap on that loss. A key goes stale when other
+// moves change the load: a popped bidder whose move still fits is moved
+// (its key can only have been too low if a cheaper move appeared, which is
+// ignored), one whose move no longer fits is priced again and pushed back.
+func (sc *scratch) repair() {
 	l := sc.loadOf()
 	for {
 		r := 0
@@ -39,36 +82,23 @@ func (sc *scratch) repair(_ *elastico.Vector) {
 		h := sc.heap[:0]
 		for j, c := range sc.cur {
 			if c >= 0 && sc.dem[c][r] > 0 && int32(j) != sc.pin {
-				k, _ := sc.downsize(j, r, &l)
-				h = append(h, heapItem{k, int32(j)})
+				k, to := sc.downsize(j, r, &l)
+				h = append(h, heapItem{k, int32(j), to})
 			}
 		}
 		h.init()
 		for l[r] > 1+feasTol && len(h) > 0 {
 			it := h.pop()
 			j := int(it.j)
-			k, to := sc.downsize(j, r, &l)
-			if len(h) > 0 && k > h[0].key {
-				h.push(heapItem{k, it.j}) // stale: its move got dearer
+			if !sc.fits(sc.cur[j], it.to, &l) {
+				k, to := sc.downsize(j, r, &l)
+				h.push(heapItem{k, it.j, to})
 				continue
 			}
-			c := sc.cur[j]
-			d := &sc.dem[c]
-			l[0] -= d[0]
-			l[1] -= d[1]
-			l[2] -= d[2]
-			l[3] -= d[3]
-			sc.cur[j] = to
-			if to >= 0 {
-				d := &sc.dem[to]
-				l[0] += d[0]
-				l[1] += d[1]
-				l[2] += d[2]
-				l[3] += d[3]
-				if d[r] > 0 {
-					k, _ := sc.downsize(j, r, &l)
-					h.push(heapItem{k, it.j})
-				}
+			sc.move(j, it.to, &l)
+			if it.to >= 0 && sc.dem[it.to][r] > 0 {
+				k, to := sc.downsize(j, r, &l)
+				h.push(heapItem{k, it.j, to})
 			}
 		}
 		sc.heap = h
@@ -91,14 +121,10 @@ func (sc *scratch) downsize(j, r int, l *elastico.Vector) (float64, int32) {
 		if do[r] >= dc[r] {
 			continue
 		}
-		ok := true
-		for q := range 4 {
-			if do[q] > dc[q] && l[q]-dc[q]+do[q] > 1+feasTol {
-				ok = false
-				break
-			}
-		}
-		if !ok {
+		if (do[0] > dc[0] && l[0]-dc[0]+do[0] > 1+feasTol) ||
+			(do[1] > dc[1] && l[1]-dc[1]+do[1] > 1+feasTol) ||
+			(do[2] > dc[2] && l[2]-dc[2]+do[2] > 1+feasTol) ||
+			(do[3] > dc[3] && l[3]-dc[3]+do[3] > 1+feasTol) {
 			continue
 		}
 		k := (vc - sc.val[o]) / (dc[r] - do[r])
@@ -113,8 +139,12 @@ func (sc *scratch) downsize(j, r int, l *elastico.Vector) (float64, int32) {
 // to an option worth more (or be admitted) within capacity, the move with
 // the most value gained per unit of priced demand added is made. Prices
 // weigh the resources; a small floor keeps an unpriced resource from being
-// free. Moves are taken from a lazy max-heap with ties to the lower bidder
-// index, so the order is deterministic.
+// free.
+//
+// Moves wait in a max-heap on that ratio, ties to the lower bidder index,
+// so the order is deterministic. As capacity fills, a popped bidder whose
+// move still fits is moved; one whose smallest possible increase no longer
+// fits is dropped without a look at its options; others are priced again.
 func (sc *scratch) improve(lambda *elastico.Vector) {
 	var w elastico.Vector
 	floor := 1e-3 * sc.scale
@@ -122,47 +152,39 @@ func (sc *scratch) improve(lambda *elastico.Vector) {
 		w[r] = lambda[r] + floor
 	}
 	l := sc.loadOf()
+	sc.minInc = grow(sc.minInc, sc.n)
 	h := sc.heap[:0]
 	for j := range sc.cur {
-		if k, _ := sc.upgrade(j, &l, &w); k > 0 {
-			h = append(h, heapItem{-k, int32(j)})
+		if k, to := sc.upgrade(j, &l, &w); to >= 0 {
+			h = append(h, heapItem{-k, int32(j), to})
 		}
 	}
 	h.init()
 	for len(h) > 0 {
 		it := h.pop()
 		j := int(it.j)
-		k, to := sc.upgrade(j, &l, &w)
-		if k <= 0 {
-			continue // nothing fits any more
-		}
-		if len(h) > 0 && -k > h[0].key {
-			h.push(heapItem{-k, it.j})
+		if !sc.fits(sc.cur[j], it.to, &l) {
+			if m := &sc.minInc[j]; l[0]+m[0] > 1+feasTol || l[1]+m[1] > 1+feasTol ||
+				l[2]+m[2] > 1+feasTol || l[3]+m[3] > 1+feasTol {
+				continue // nothing of j's fits any more
+			}
+			if k, to := sc.upgrade(j, &l, &w); to >= 0 {
+				h.push(heapItem{-k, it.j, to})
+			}
 			continue
 		}
-		if c := sc.cur[j]; c >= 0 {
-			d := &sc.dem[c]
-			l[0] -= d[0]
-			l[1] -= d[1]
-			l[2] -= d[2]
-			l[3] -= d[3]
-		}
-		d := &sc.dem[to]
-		l[0] += d[0]
-		l[1] += d[1]
-		l[2] += d[2]
-		l[3] += d[3]
-		sc.cur[j] = to
-		if k, _ := sc.upgrade(j, &l, &w); k > 0 {
-			h.push(heapItem{-k, it.j})
+		sc.move(j, it.to, &l)
+		if k, to := sc.upgrade(j, &l, &w); to >= 0 {
+			h.push(heapItem{-k, it.j, to})
 		}
 	}
 	sc.heap = h
 }
 
 // upgrade returns bidder j's best move to an option worth more that fits
-// load l: value gained per unit of w-priced demand added (0 if none), and
-// the option.
+// load l: value gained per unit of w-priced demand added, and the option
+// (-1 if none fits). It records in sc.minInc[j] the least increase, per
+// resource, of any option worth more.
 func (sc *scratch) upgrade(j int, l, w *elastico.Vector) (float64, int32) {
 	c := sc.cur[j]
 	var dc elastico.Vector
@@ -171,6 +193,8 @@ func (sc *scratch) upgrade(j int, l, w *elastico.Vector) (float64, int32) {
 		dc, vc = sc.dem[c], sc.val[c]
 	}
 	bestK, bestTo := 0.0, int32(-1)
+	inf := 2.0 // more than any capacity
+	minInc := elastico.Vector{inf, inf, inf, inf}
 	o0, o1 := sc.options(j)
 	for o := o0; o < o1; o++ {
 		gain := sc.val[o] - vc
@@ -181,22 +205,21 @@ func (sc *scratch) upgrade(j int, l, w *elastico.Vector) (float64, int32) {
 		cost := 0.0
 		ok := true
 		for q := range 4 {
-			if x := do[q] - dc[q]; x > 0 {
-				if l[q]+x > 1+feasTol {
-					ok = false
-					break
-				}
-				cost += w[q] * x
+			x := max(do[q]-dc[q], 0)
+			minInc[q] = min(minInc[q], x)
+			if l[q]+x > 1+feasTol {
+				ok = false
 			}
+			cost += w[q] * x
 		}
 		if !ok {
 			continue
 		}
-		k := gain / (cost + 1e-12*sc.scale)
-		if k > bestK {
+		if k := gain / (cost + 1e-12*sc.scale); k > bestK || bestTo < 0 {
 			bestK, bestTo = k, int32(o)
 		}
 	}
+	sc.minInc[j] = minInc
 	return bestK, bestTo
 }
 
@@ -214,8 +237,8 @@ func (sc *scratch) objective() float64 {
 // exchange is a local search for small markets: for each bidder and each
 // other option of it (or deferral), move it there, make room by repairing
 // the others, refill with improve, and keep the result if the objective
-// grew. It repeats until a
-// whole pass finds nothing, at most maxPasses times.
+// grew. It repeats until a whole pass finds nothing, at most maxPasses
+// times.
 func (sc *scratch) exchange(lambda *elastico.Vector, maxPasses int) {
 	best := sc.objective()
 	sc.save = append(sc.save[:0], sc.cur...)
@@ -233,10 +256,10 @@ func (sc *scratch) exchange(lambda *elastico.Vector, maxPasses int) {
 				}
 				sc.cur[j] = to
 				sc.pin = int32(j)
-				sc.repair(lambda) // make room for j's new option
+				sc.repair() // make room for j's new option
 				sc.pin = -1
 				sc.improve(lambda)
-				if v := sc.objective(); v > best*(1+1e-12)+1e-300 {
+				if v := sc.objective(); v > best*(1+1e-12) {
 					best, improved = v, true
 					copy(sc.save, sc.cur)
 				} else {
@@ -248,4 +271,12 @@ func (sc *scratch) exchange(lambda *elastico.Vector, maxPasses int) {
 			return
 		}
 	}
+}
+
+// grow returns s with length n, reusing its array when it can.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
