@@ -198,3 +198,35 @@ func ExamplePolluxFamily() {
 	// b652-amp-g4    785 samples/s × efficiency 0.978 = goodput  767
 	// b800-amp-g4    796 samples/s × efficiency 0.971 = goodput  773
 }
+
+func ExampleFitNoiseScale() {
+	// Two runs of one model to the same progress, counted in steps at batch
+	// 32: 10,000 steps at batch 32 (320,000 samples), 1,750 steps at batch
+	// 256 (448,000 samples for the same work).
+	runs := []rst.GradientRun{
+		{Batch: 32, Points: []rst.GradientPoint{{Progress: 10000, Iteration: 10000, GradSqr: 1, GradVar: 40}}},
+		{Batch: 256, Points: []rst.GradientPoint{{Progress: 10000, Iteration: 1750, GradSqr: 1, GradVar: 40}}},
+	}
+	fit, err := rst.FitNoiseScale(32, runs)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("φ = %.0f samples; efficiency at 256: %.3f (measured %.3f)\n", fit.Phi, fit.Efficiency(256), fit.Batches[1].Observed)
+	// Output: φ = 528 samples; efficiency at 256: 0.714 (measured 0.714)
+}
+
+func ExampleConfigID() {
+	fmt.Println(rst.ConfigID(elastico.Configuration{BatchSize: 64, Checkpointing: true, AMP: true, GPUs: 2}))
+	fmt.Println(rst.ConfigID(elastico.Configuration{KVCacheFrac: 0.35, MaxSeqs: 128, GPUs: 1}))
+	// Output:
+	// b64-ckpt-amp-g2
+	// kv35-s128-g1
+}
+
+func ExampleMemoryModel() {
+	mm, _ := rst.MemoryModelOf("ResNet-50")
+	fmt.Printf("static %.2f GiB; local batch 64: %.1f GiB, with checkpointing and AMP %.1f GiB; at most %d per 16 GiB\n",
+		mm.Static(), mm.Replica(64, false, false), mm.Replica(64, true, true), mm.MaxLocalBatch(16, false, false))
+	// Output: static 1.04 GiB; local batch 64: 5.7 GiB, with checkpointing and AMP 2.2 GiB; at most 204 per 16 GiB
+}

@@ -77,12 +77,14 @@ type FamilyOptions struct {
 // towards more memory and less throughput, the safe side for a scheduler.
 //
 //   - Demand per replica: SM share, CPU and RAM copied; GPUs = c's GPUs.
-//   - GPU memory per replica: static part S (FamilyOptions.StaticMemory)
+//   - Training GPU memory per replica: static part S (FamilyOptions.StaticMemory)
 //     plus the activations, which scale with the local batch
 //     ⌈batch/GPUs⌉, × 1/2 when c checkpoints and n does not (× 2 the other
 //     way), × 1/2 when c uses AMP and n does not (× 2 the other way). With S
 //     unknown the whole memory scales, and only upwards.
-//   - Inference memory: + (KV_c − KV_n) × FamilyOptions.DeviceMemory.
+//   - Inference memory: the weights and the preallocated KV budget, so
+//     only + (KV_c − KV_n) × FamilyOptions.DeviceMemory, whatever the
+//     engine batch and sequence limit.
 //   - Throughput: samples per second per replica copied (a busy GPU's rate,
 //     whatever its local batch), × r·η^log2(r) for r = GPUs_c/GPUs_n (η =
 //     FamilyOptions.ScalingPerDoubling), × 3/4 when c checkpoints and n does
@@ -236,7 +238,9 @@ func (o *FamilyOptions) carry(n *elastico.Profile, c elastico.Configuration) (el
 
 	// Activation memory: local batch, checkpointing, AMP.
 	act := 1.0
-	if c.BatchSize > 0 && n.Config.BatchSize > 0 {
+	// An inference engine's footprint is its weights and its preallocated
+	// KV budget (vLLM's gpu_memory_utilization), whatever its batch.
+	if p.Class == elastico.Training && c.BatchSize > 0 && n.Config.BatchSize > 0 {
 		act *= float64(localBatch(c)) / float64(localBatch(n.Config))
 	}
 	tput := 1.0

@@ -103,6 +103,22 @@ func TestBuildFamily(t *testing.T) {
 			},
 		},
 		{
+			name:  "inference: the engine batch changes throughput, not memory",
+			space: &Space{Class: elastico.Inference, BatchSizes: []int{8, 16, 32}, KVCacheFracs: []float64{0.5}},
+			measured: []elastico.Profile{{
+				Family: "llama", Class: elastico.Inference,
+				Config:     elastico.Configuration{BatchSize: 16, KVCacheFrac: 0.5, GPUs: 1},
+				Demand:     elastico.Demand{GPUs: 1, SM: 0.5, GPUMemory: 45, CPU: 2, RAM: 8},
+				Throughput: 2000,
+			}},
+			opts: &FamilyOptions{StaticMemory: 5},
+			wantRows: []row{
+				{"b8-kv50-g1", 1, 45, 1000, 0, true},
+				{"b16-kv50-g1", 1, 45, 2000, 0, false},
+				{"b32-kv50-g1", 1, 45, 2000, 0, true},
+			},
+		},
+		{
 			name:  "inference: KV budget and sequence limits",
 			space: &Space{Class: elastico.Inference, KVCacheFracs: []float64{0.25, 0.5}, MaxSeqs: []int{64, 128}},
 			measured: []elastico.Profile{{
