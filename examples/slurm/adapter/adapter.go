@@ -310,8 +310,11 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 			continue
 		}
 		if !strings.HasPrefix(sj.Comment, Prefix) {
-			if sj.Holds() {
+			switch {
+			case sj.Holds():
 				inv.holdForeign(sj)
+			case sj.State == "PENDING" && !sj.Held():
+				inv.reserveForeign(sj)
 			}
 			continue
 		}
@@ -345,6 +348,22 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 		delete(a.said, key)
 		cands = append(cands, candidate{sj: sj, spec: spec, text: text})
 	}
+
+	// A node whose GRES slurmd has not registered again since a restart of
+	// slurmctld shows no shards: a plan made now would see the adapter's
+	// own shared GPUs as unshared. Wait for it.
+	for _, n := range inv.nodes {
+		if !n.registering {
+			continue
+		}
+		for _, s := range n.gpus {
+			if s.ours {
+				a.sayOnce(slog.LevelInfo, "registering", "waiting for slurmd to register its GRES again before planning", "node", n.name)
+				return rep, a.save()
+			}
+		}
+	}
+	delete(a.said, "registering")
 
 	// 3. The State.
 	state := &elastico.State{Now: now, Cluster: inv.cluster(a.cfg.GPUModel, a.cfg.GPUMemory), Carry: a.jr.carry}

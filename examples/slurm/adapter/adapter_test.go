@@ -570,3 +570,49 @@ func TestStateDirIsLockedAndJournalChecked(t *testing.T) {
 		}
 	}
 }
+
+func TestWaitsForNodeRegistration(t *testing.T) {
+	f := newFake(2, 4)
+	a := f.submit(trainSpec, true, "")
+	h := newHarness(t, f, startAs(map[string]elastico.Assignment{strconv.Itoa(a): {ConfigID: "b128-g1", GPUs: []string{"node1/gpu0"}}}))
+	h.tick()
+	f.schedule()
+	// slurmctld restarted; until slurmd registers, it shows "shard:0".
+	good := f.nodes[0].Gres
+	f.nodes[0].Gres = "gpu:gpu0:1,gpu:gpu1:1,shard:0"
+	f.submit(trainSpec, true, "")
+	plans, calls := len(h.s.states), len(f.calls)
+	h.tick()
+	if len(h.s.states) != plans || len(f.calls) != calls {
+		t.Errorf("planned (%d epochs) or acted (%q) while the node was registering", len(h.s.states)-plans, f.calls[calls:])
+	}
+	f.nodes[0].Gres = good
+	h.tick()
+	if len(h.s.states) != plans+1 {
+		t.Errorf("no plan after the node registered")
+	}
+	for _, g := range h.s.states[plans].Cluster.Nodes[0].GPUs {
+		if !g.Shared {
+			t.Errorf("GPU %s is not shared after registration", g.ID)
+		}
+	}
+}
+
+func TestPendingForeignJobKeepsItsGPU(t *testing.T) {
+	f := newFake(3, 4)
+	f.submit("", false, "gpu:gpu1:1") // released, not started yet: Slurm will put it on gpu1
+	f.submit("", true, "gpu:gpu2:1")  // held: it may never run; gpu2 stays available
+	ours := f.submit(trainSpec, true, "")
+	h := newHarness(t, f, keep)
+	h.tick()
+	var gpus []string
+	for _, g := range h.s.states[0].Cluster.Nodes[0].GPUs {
+		gpus = append(gpus, g.ID)
+	}
+	if diff := cmp.Diff([]string{"node1/gpu0", "node1/gpu2"}, gpus); diff != "" {
+		t.Errorf("GPUs offered (-want +got):\n%s", diff)
+	}
+	if c := f.callsOn(ours); len(c) != 1 || !strings.Contains(c[0], "AdminComment=elastico: waiting: Unaffordable: test: waits") {
+		t.Errorf("our waiting job: calls %q, want its status set once", c)
+	}
+}

@@ -38,9 +38,12 @@ type inventory struct {
 type nodeInfo struct {
 	name   string
 	usable bool
-	cpus   float64
-	ram    float64
-	gpus   []*gpuSlot
+	// registering: slurmctld restarted and slurmd has not registered the
+	// node's GRES layout again ("shard:0" in place of the typed shards).
+	registering bool
+	cpus        float64
+	ram         float64
+	gpus        []*gpuSlot
 }
 
 // buildInventory reads the nodes' GRES. A node whose GPUs are not each
@@ -61,6 +64,10 @@ func buildInventory(nodes []Node) (*inventory, []string) {
 		untypedShards := false
 		ok := true
 		for _, g := range gs {
+			if g.Name == "shard" && g.Type == "" && g.Count == 0 {
+				ni.registering, ni.usable = true, false
+				continue
+			}
 			switch g.Name {
 			case "gpu":
 				if g.Type == "" || g.Count != 1 {
@@ -78,7 +85,7 @@ func buildInventory(nodes []Node) (*inventory, []string) {
 		if !ok {
 			continue
 		}
-		if untypedShards {
+		if untypedShards && !ni.registering {
 			notes = append(notes, fmt.Sprintf("node %s: shards are not typed per GPU (Name=shard Type=gpuN Count=K File=/dev/nvidiaN): its GPUs are used whole only", n.Name))
 			shards = map[string]int{}
 		}
@@ -151,6 +158,26 @@ func (inv *inventory) holdForeign(j *Job) {
 				n.cpus = max(0, n.cpus-per)
 			}
 		}
+	}
+}
+
+// reserveForeign records a foreign job that waits, released, for GPUs it
+// named by type: Slurm will start it there, so the adapter must not
+// promise those GPUs to its own jobs. Without a node list, every node with
+// such a GPU is held back.
+func (inv *inventory) reserveForeign(j *Job) {
+	gs, err := ParseGres(j.TresPerNode)
+	if err != nil {
+		return
+	}
+	hosts := expandHostlist(j.ReqNodes)
+	if len(hosts) == 0 {
+		for _, n := range inv.nodes {
+			hosts = append(hosts, n.name)
+		}
+	}
+	for _, h := range hosts {
+		inv.hold(h, gs, false)
 	}
 }
 

@@ -46,6 +46,7 @@ type Cluster struct {
 	Opt  Options
 
 	t       testing.TB
+	gres    string // the node's Gres= as slurmd registers it
 	mu      sync.Mutex
 	daemons map[string]*daemon
 }
@@ -203,6 +204,7 @@ func (c *Cluster) writeConfig(ctldPort, slurmdPort int) error {
 			fmt.Fprintf(&conf, "Name=shard Type=gpu%d Count=%d File=%s/dev/nvidia%d\n", i, o.ShardsPerGPU, r, i)
 		}
 	}
+	c.gres = strings.Join(gres, ",")
 	if err := os.WriteFile(filepath.Join(r, "etc", "gres.conf"), []byte(conf.String()), 0o644); err != nil {
 		return err
 	}
@@ -315,11 +317,15 @@ func (c *Cluster) startController() {
 
 func (c *Cluster) waitNode(limit time.Duration) {
 	c.t.Helper()
+	// Registered: a state that takes jobs, and the GRES layout slurmd
+	// reports (after a controller restart slurmctld shows "shard:0" until
+	// slurmd registers again).
 	c.waitFor("slurmd", limit, func() bool {
-		out, _ := c.Output("sinfo", "-h", "-N", "-o", "%T")
-		switch strings.TrimSpace(out) {
+		out, _ := c.Output("sinfo", "-h", "-N", "-o", "%T|%G")
+		st, gres, _ := strings.Cut(strings.TrimSpace(out), "|")
+		switch st {
 		case "idle", "mixed", "allocated":
-			return true
+			return gres == c.gres
 		}
 		return false
 	})
