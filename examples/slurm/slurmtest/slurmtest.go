@@ -62,6 +62,13 @@ var packages = []string{"slurmctld", "slurmd", "slurm-client", "munge"}
 var installOnce = sync.OnceValue(install)
 
 func install() error {
+	// Test binaries of several packages may start clusters at once: one
+	// installs, the others wait for it (apt and dpkg take their locks
+	// without waiting).
+	if lk, err := os.OpenFile(filepath.Join(os.TempDir(), "elastico-slurmtest-install.lock"), os.O_CREATE|os.O_RDWR, 0o600); err == nil {
+		defer lk.Close()
+		syscall.Flock(int(lk.Fd()), syscall.LOCK_EX)
+	}
 	var need []string
 	for _, p := range packages {
 		if exec.Command("dpkg", "-s", p).Run() != nil {
@@ -85,7 +92,7 @@ func install() error {
 	if out, err := upd.CombinedOutput(); err != nil {
 		return fmt.Errorf("apt-get update: %v: %s", err, tail(out))
 	}
-	args := append([]string{"install", "-y", "-qq", "--no-install-recommends"}, need...)
+	args := append([]string{"-o", "DPkg::Lock::Timeout=240", "install", "-y", "-qq", "--no-install-recommends"}, need...)
 	in := exec.CommandContext(ctx, "apt-get", args...)
 	in.Env = env
 	if out, err := in.CombinedOutput(); err != nil {
