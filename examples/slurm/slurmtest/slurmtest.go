@@ -71,7 +71,10 @@ func install() error {
 	}
 	var need []string
 	for _, p := range packages {
-		if exec.Command("dpkg", "-s", p).Run() != nil {
+		// "dpkg -s" succeeds for a removed package whose config files are
+		// left: ask for the status itself.
+		st, err := exec.Command("dpkg-query", "-W", "-f=${Status}", p).Output()
+		if err != nil || string(st) != "install ok installed" {
 			need = append(need, p)
 		}
 	}
