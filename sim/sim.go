@@ -23,9 +23,10 @@ type Config struct {
 	// Epoch is ΔT: epochs fall on multiples of it, at the first one after
 	// something changed (an arrival, a completion). Default 5 s (the paper's).
 	Epoch time.Duration
-	// Heartbeat forces an epoch at least this often while some job waits,
-	// so that policies whose priorities move with time (least attained
-	// service) are consulted. Default 5 min; negative: never.
+	// Heartbeat, when positive, forces an epoch at least this often while
+	// some job waits, for policies whose priorities move with time (least
+	// attained service) rather than with arrivals and completions. Zero:
+	// none.
 	Heartbeat time.Duration
 	// Costs are the times transitions take.
 	Costs Costs
@@ -75,8 +76,8 @@ func (c *Config) resolve() error {
 	if c.Epoch < 0 {
 		return fmt.Errorf("sim: Config.Epoch %v, want > 0", c.Epoch)
 	}
-	if c.Heartbeat == 0 {
-		c.Heartbeat = 5 * time.Minute
+	if c.Heartbeat < 0 {
+		return fmt.Errorf("sim: Config.Heartbeat %v, want ≥ 0", c.Heartbeat)
 	}
 	if c.Costs == (Costs{}) {
 		c.Costs = DefaultCosts
@@ -202,6 +203,7 @@ type simulation struct {
 	nextEpoch float64
 	lastEpoch float64
 	stalls    int
+	lastWait  string // a waiting job's status in the last plan, for errors
 
 	// current cluster figures, set by rates()
 	smNow, busyNow, thrNow float64
@@ -339,7 +341,11 @@ func (s *simulation) loop(ctx context.Context) error {
 		s.cfg.Progress(s.done, len(s.jobs))
 	}
 	if s.cfg.Horizon == 0 && s.done != len(s.jobs) {
-		return s.broken(FinishOnce, "", "the run ended with %d of %d jobs finished", s.done, len(s.jobs))
+		id := ""
+		if len(s.active) > 0 {
+			id = s.active[0].ID
+		}
+		return s.broken(Liveness, id, "nothing is left to happen but %d of %d jobs are unfinished (the policy leaves them waiting: %s)", len(s.jobs)-s.done, len(s.jobs), s.lastWait)
 	}
 	return nil
 }
@@ -569,6 +575,12 @@ func (s *simulation) epoch(ctx context.Context) error {
 		return err
 	}
 	s.carry = plan.Carry
+	for _, d := range plan.Decisions {
+		if d.Assignment == nil {
+			s.lastWait = d.JobID + ": " + d.Status.String()
+			break
+		}
+	}
 	// Liveness: waiting jobs, nothing placed, nothing more to arrive.
 	if s.next == len(s.jobs) && len(s.active) > 0 {
 		placed := false
@@ -636,12 +648,12 @@ func (s *simulation) apply(plan *elastico.Plan, st *elastico.State) error {
 			ch.kind = elastico.Start
 		case ch.cfg < 0:
 			ch.kind = elastico.Preempt
-		case sameSet(j.gpus, ch.gpus):
-			if ch.cfg == j.cfg {
-				ch.none = true
-			} else {
-				ch.kind = elastico.Reconfigure
-			}
+		case ch.cfg == j.cfg && sameSet(j.gpus, ch.gpus):
+			ch.none = true
+		case subset(j.gpus, ch.gpus) || subset(ch.gpus, j.gpus):
+			// No replica goes to a GPU it was not on: a restart in place,
+			// growing or shrinking.
+			ch.kind = elastico.Reconfigure
 		default:
 			ch.kind = elastico.Migrate
 		}
@@ -663,7 +675,7 @@ func (s *simulation) apply(plan *elastico.Plan, st *elastico.State) error {
 		case seen[a.JobID]:
 			return s.broken(PlanShape, a.JobID, "two actions")
 		case k != a.Kind:
-			return s.broken(PlanShape, a.JobID, "action %s, the decisions make it a %s", a.Kind, k)
+			return s.broken(PlanShape, a.JobID, "action %s, the decisions make it a %s (%v)", a.Kind, k, a)
 		}
 		seen[a.JobID] = true
 	}
@@ -716,6 +728,16 @@ func (s *simulation) apply(plan *elastico.Plan, st *elastico.State) error {
 		j.assign = &elastico.Assignment{ConfigID: j.Configs[ch.cfg].ID, GPUs: ids}
 	}
 	return s.checkCapacity()
+}
+
+// subset reports whether every element of a is in b.
+func subset(a, b []int) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
 }
 
 func sameSet(a, b []int) bool {

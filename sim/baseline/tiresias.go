@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/elastico/elastico"
 )
@@ -30,6 +31,12 @@ type Tiresias struct {
 
 // TiresiasName is the policy's name in reports.
 const TiresiasName = "tiresias"
+
+// TiresiasHeartbeat is how often a host should consult Tiresias while jobs
+// wait even when nothing arrives or finishes: its priorities move with the
+// service jobs attain, so a running job can fall below a waiting one
+// between events.
+const TiresiasHeartbeat = 10 * time.Minute
 
 var _ elastico.Scheduler = Tiresias{}
 

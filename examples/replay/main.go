@@ -1,0 +1,260 @@
+// Command replay replays a GPU-cluster trace in elastico's simulator under
+// elastico and the baselines it is compared with, and prints the comparison
+// (mean ± 95 % confidence interval over seeds).
+//
+//	go run ./examples/replay                        # the shipped Gavel trace, 64 GPUs, load 1.0, 5 seeds
+//	go run ./examples/replay -gpus 512 -load 1.5 -out results
+//	go run ./examples/replay -trace philly.csv -format philly
+//	go run ./examples/replay -trace openb_pod_list_default.csv -format openb   # the user's copy of Alibaba's v2023 trace
+//
+// Policies: elastico, its ablations elastico-no-rst (fixed configuration),
+// elastico-no-esp (greedy first fit), elastico-no-iac (memory-only
+// co-location) and elastico-no-pds (no reservation, no coordinated
+// reconfiguration), and the baselines volcano, lucid and tiresias.
+//
+// With -out DIR it writes table.txt, summary.json, summary.csv, jobs.csv
+// (every job of every run) and three PNG plots. With -json it prints the
+// JSON summary instead of the table. Progress goes to the terminal only.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/pds"
+	"github.com/elastico/elastico/sim"
+	"github.com/elastico/elastico/sim/baseline"
+)
+
+// defaultTrace is the shipped trace replayed when -trace is not given.
+const defaultTrace = "gavel/0e4a51.trace"
+
+// policies are the policy names, in report order.
+var policies = []struct {
+	name      string
+	help      string
+	new       func() (elastico.Scheduler, error)
+	heartbeat time.Duration
+}{
+	{"elastico", "pds.New with every default", pdsWith(pds.Ablation{}), 0},
+	{"elastico-no-rst", "ablation −RST: fixed configuration", pdsWith(pds.Ablation{FixedConfiguration: true}), 0},
+	{"elastico-no-esp", "ablation −ESP: greedy first fit instead of prices", pdsWith(pds.Ablation{GreedyFirstFit: true}), 0},
+	{"elastico-no-iac", "ablation −IAC: memory-only co-location", pdsWith(pds.Ablation{MemoryOnlyColocation: true}), 0},
+	{"elastico-no-pds", "ablation −PDS: no reservation, no coordinated reconfiguration", pdsWith(pds.Ablation{NoReservation: true, NoCoordinatedReconfiguration: true}), 0},
+	{baseline.VolcanoName, "Volcano-like gang FIFO with backfill, whole GPUs", func() (elastico.Scheduler, error) { return baseline.Volcano{}, nil }, 0},
+	{baseline.LucidName, "Lucid-like packing of pairs by SM use and memory", func() (elastico.Scheduler, error) { return baseline.Lucid{}, nil }, 0},
+	{baseline.TiresiasName, "Tiresias-like 2D-LAS", func() (elastico.Scheduler, error) { return baseline.Tiresias{}, nil }, baseline.TiresiasHeartbeat},
+}
+
+func pdsWith(a pds.Ablation) func() (elastico.Scheduler, error) {
+	return func() (elastico.Scheduler, error) { return pds.New(pds.Config{Ablation: a}) }
+}
+
+type options struct {
+	trace, format, gpu, policies, out string
+	gpus, seeds, jobs                 int
+	load, inference, floor, noise     float64
+	epoch, heartbeat                  time.Duration
+	json, capacity                    bool
+	parallel                          int
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.trace, "trace", "", "trace file (default: the shipped "+defaultTrace+")")
+	flag.StringVar(&o.format, "format", "", "trace format: "+strings.Join(sim.Formats, "|")+" (default gavel, or the shipped trace's)")
+	flag.StringVar(&o.gpu, "gpu", "v100", "GPU of the ground truth: v100|p100|k80 (Gavel's measurements)")
+	flag.IntVar(&o.gpus, "gpus", 64, "GPUs in the cluster")
+	flag.Float64Var(&o.load, "load", 1.0, "offered load: 1.0 = the requested GPU-time arrives at the cluster's capacity (0: the trace's own arrival times)")
+	flag.IntVar(&o.seeds, "seeds", 5, "seeds (each replays another window of the trace)")
+	flag.IntVar(&o.jobs, "jobs", 0, "jobs per window (default 6 per GPU, at most 3,072)")
+	flag.StringVar(&o.policies, "policies", "", "comma-separated policies (default elastico,volcano,lucid,tiresias; \"all\" adds the ablations): "+policyNames())
+	flag.BoolVar(&o.json, "json", false, "print the JSON summary instead of the table")
+	flag.StringVar(&o.out, "out", "", "write table, JSON, CSV, per-job CSV and plots into this folder")
+	flag.Float64Var(&o.inference, "inference", 0, "fraction of single-GPU training jobs turned into offline LLM inference jobs (a modelled family)")
+	flag.Float64Var(&o.floor, "floor", 0.5, "an inference job's floor, as a fraction of its requested throughput")
+	flag.Float64Var(&o.noise, "noise", 0, "relative error of the profiled throughputs the policies see")
+	flag.DurationVar(&o.epoch, "epoch", 5*time.Second, "ΔT, the epoch interval in simulated time")
+	flag.DurationVar(&o.heartbeat, "heartbeat", 0, "epoch at least this often while jobs wait, for every policy (default: only tiresias, every "+baseline.TiresiasHeartbeat.String()+")")
+	flag.BoolVar(&o.capacity, "capacity", false, "also find the GPUs each policy needs to match volcano's average JCT (slow)")
+	flag.IntVar(&o.parallel, "parallel", 0, "simulations at once (default GOMAXPROCS)")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "replay:", err)
+		os.Exit(1)
+	}
+}
+
+func policyNames() string {
+	var n []string
+	for _, p := range policies {
+		n = append(n, p.name)
+	}
+	return strings.Join(n, ",")
+}
+
+func selectPolicies(list string) ([]sim.Policy, error) {
+	var out []sim.Policy
+	if list == "" || list == "all" {
+		for _, p := range policies {
+			if list == "all" {
+				out = append(out, sim.Policy{Name: p.name, New: p.new, Heartbeat: p.heartbeat})
+				continue
+			}
+			if !strings.HasPrefix(p.name, "elastico-") {
+				out = append(out, sim.Policy{Name: p.name, New: p.new, Heartbeat: p.heartbeat})
+			}
+		}
+		return out, nil
+	}
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		found := false
+		for _, p := range policies {
+			if p.name == name {
+				out = append(out, sim.Policy{Name: p.name, New: p.new, Heartbeat: p.heartbeat})
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("unknown policy %q (have %s)", name, policyNames())
+		}
+	}
+	return out, nil
+}
+
+func readTrace(path, format string) (*sim.Trace, error) {
+	if path == "" {
+		if format != "" && format != "gavel" {
+			return nil, fmt.Errorf("-format %s needs -trace", format)
+		}
+		return sim.ReadShipped(defaultTrace)
+	}
+	if format == "" {
+		format = "gavel"
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return sim.ReadTrace(f, format, filepath.Base(path))
+}
+
+func run(ctx context.Context, o options, stdout io.Writer) error {
+	pols, err := selectPolicies(o.policies)
+	if err != nil {
+		return err
+	}
+	if o.gpus < 1 || o.seeds < 1 {
+		return fmt.Errorf("-gpus %d and -seeds %d must be ≥ 1", o.gpus, o.seeds)
+	}
+	truth, err := sim.GavelTruth(o.gpu)
+	if err != nil {
+		return err
+	}
+	tr, err := readTrace(o.trace, o.format)
+	if err != nil {
+		return err
+	}
+	jobs := o.jobs
+	if jobs == 0 {
+		jobs = min(6*o.gpus, 3072)
+	}
+	seeds := make([]uint64, o.seeds)
+	for i := range seeds {
+		seeds[i] = uint64(i + 1)
+	}
+	e := &sim.Experiment{
+		Truth: truth, Trace: tr, GPUs: o.gpus, Seeds: seeds, Policies: pols, Parallel: o.parallel,
+		Workload: sim.WorkloadOptions{Load: o.load, Jobs: jobs, InferenceFraction: o.inference, InferenceFloor: o.floor, ProfileNoise: o.noise},
+		Run:      sim.Config{Epoch: o.epoch, Heartbeat: o.heartbeat},
+		Progress: sim.TerminalProgress(os.Stderr, fmt.Sprintf("replaying %s on %d GPUs:", tr.Name, o.gpus)),
+	}
+	start := time.Now()
+	out, err := e.Execute(ctx)
+	if err != nil {
+		return err
+	}
+	s := sim.Summarize(out, baseline.VolcanoName)
+	meta := map[string]any{
+		"trace": tr.Name, "format": tr.Format, "ground_truth_gpu": truth.GPU.Model, "load": o.load, "jobs_per_window": jobs,
+		"inference_fraction": o.inference, "epoch": o.epoch.String(), "heartbeat": o.heartbeat.String(),
+		"costs": sim.DefaultCosts, "wall_seconds": time.Since(start).Seconds(), "cpus": runtime.GOMAXPROCS(0),
+		"co_location_model": truth.CoLocationFit,
+	}
+	if o.capacity {
+		target := s.Policies[indexOf(s, baseline.VolcanoName)].Metrics["jct_avg"].Mean
+		var cands []int
+		for g := truth.GPU.PerNode; g <= 2*o.gpus; g += truth.GPU.PerNode {
+			cands = append(cands, g)
+		}
+		need, err := e.GPUsFor(ctx, target, cands)
+		if err != nil {
+			return err
+		}
+		meta["gpus_for_volcano_jct"] = need
+		meta["volcano_jct_hours"] = target
+	}
+	if o.json {
+		if err := sim.WriteJSON(stdout, s, meta); err != nil {
+			return err
+		}
+	} else {
+		if err := sim.WriteTable(stdout, s); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "trace %s (%s), ground truth %s, wall %.1fs\n", tr.Name, tr.Format, truth.GPU.Model, time.Since(start).Seconds())
+		if need, ok := meta["gpus_for_volcano_jct"].(map[string]int); ok {
+			fmt.Fprintf(stdout, "GPUs needed for volcano's average JCT (%.2f h): %v\n", meta["volcano_jct_hours"], need)
+		}
+	}
+	if o.out != "" {
+		if err := writeOut(o.out, s, out, meta); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func indexOf(s *sim.Summary, name string) int {
+	for i, p := range s.Policies {
+		if p.Policy == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func writeOut(dir string, s *sim.Summary, out *sim.Outcome, meta map[string]any) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	files := []struct {
+		name string
+		fill func(io.Writer) error
+	}{
+		{"table.txt", func(w io.Writer) error { return sim.WriteTable(w, s) }},
+		{"summary.json", func(w io.Writer) error { return sim.WriteJSON(w, s, meta) }},
+		{"summary.csv", func(w io.Writer) error { return sim.WriteCSV(w, s) }},
+		{"jobs.csv", func(w io.Writer) error { return sim.WriteJobsCSV(w, out) }},
+	}
+	var errs []error
+	for _, f := range files {
+		errs = append(errs, sim.WriteFileAtomic(filepath.Join(dir, f.name), f.fill))
+	}
+	errs = append(errs, sim.WritePlots(dir, out))
+	return errors.Join(errs...)
+}
