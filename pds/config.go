@@ -50,7 +50,9 @@ var ErrConfig = errors.New("pds: invalid config")
 type Config struct {
 	// PriceSolver picks configurations (ESP). Nil: esp.New(esp.Config{}).
 	PriceSolver elastico.PriceSolver
-	// Placer puts them on GPUs. Nil: placement.New(placement.Config{}).
+	// Placer puts them on GPUs. Nil: placement.New with MaxSlowdown set to
+	// Tolerance.Tau0 (so GPUs with loud neighbours are a last resort) and
+	// every other field its default.
 	Placer elastico.Placer
 	// Predictor estimates co-location slowdowns (IAC). Nil: iac.Default().
 	Predictor elastico.Predictor

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/placement"
@@ -45,15 +47,17 @@ type epoch struct {
 	items   []elastico.PlacementItem
 	itemJob []int32
 	jobItem []int32
-	avoid   [][2]int32 // job pairs kept apart (resolution)
+	avoid   []avoidPair // pairs kept apart in later placements
 	req     elastico.PlacementRequest
 	place   elastico.Placement
 	memo    memo
 
 	best      result // the best feasible plan so far
 	cur       result // the round in progress
-	unplaced  int    // items the last placement left out
-	settled   bool   // the last round had no violation and left no item out
+	prev      result // the last placement, where the next one starts
+	hasPrev   bool
+	unplaced  int  // items the last placement left out
+	settled   bool // the last round had no violation and left no item out
 	acc       account
 	itemFam   []int32 // family index of each placement item
 	resOff    []int32
@@ -110,13 +114,14 @@ func (e *epoch) release() {
 	clear(e.jobs)
 	clear(e.items)
 	clear(e.best.gpus)
-	e.memo.reset(nil)
+	e.memo.reset(nil, nil)
 	e.gpuRef = nil
 }
 
 func (e *epoch) init(s *Scheduler, st *elastico.State) {
 	e.s, e.cfg, e.st = s, &s.cfg, st
 	e.truncated = false
+	e.hasPrev = false
 	e.stats = elastico.Stats{}
 	e.overs = 1
 	if p, ok := s.placer.(*placement.Placer); ok {
@@ -136,9 +141,9 @@ func (e *epoch) init(s *Scheduler, st *elastico.State) {
 			g++
 		}
 	}
-	e.memo.reset(s.pred)
 	e.avoid = e.avoid[:0]
 	e.viol = e.viol[:0]
+	e.memo.reset(s.pred, e)
 }
 
 func (e *epoch) global(r elastico.GPURef) int32 { return e.nodeFirst[r.Node] + int32(r.GPU) }
@@ -262,11 +267,16 @@ func (e *epoch) round(ctx context.Context, m int, prices *elastico.Vector) (bool
 	e.since(t, &e.stats.Interference)
 	e.stats.Rounds = m
 	e.stats.Violations += len(e.viol)
-	e.settled = len(e.viol) == 0 && e.unplaced == 0
+	// Algorithm 1 stops at the first round without a violation; a job the
+	// placer left out keeps its penalty for the next epoch instead of
+	// costing every epoch its M rounds.
+	e.settled = len(e.viol) == 0
+	e.remember(r)
 	// Feed back what went wrong: the victim's configuration of each
 	// violating pair, and each configuration that found no GPUs.
 	for _, v := range e.viol {
 		e.penalize(r, v.victim)
+		e.separate(r, v)
 	}
 	for j := range e.jobs {
 		if e.jobItem[j] >= 0 && r.gpus[j] == nil {
@@ -301,17 +311,25 @@ func (e *epoch) buildItems(fam func(int) int32) {
 		}
 		js := &e.jobs[j]
 		e.jobItem[j] = int32(len(e.items))
-		e.items = append(e.items, elastico.PlacementItem{Job: js.job, Profile: &js.job.Family[k], Current: js.curGPUs})
+		cur := js.curGPUs
+		if e.hasPrev && e.prev.gpus[j] != nil {
+			// Sticky to the last round's placement: most jobs are where
+			// they were, so the placer keeps them there at little cost.
+			cur = e.prev.gpus[j]
+		}
+		e.items = append(e.items, elastico.PlacementItem{Job: js.job, Profile: &js.job.Family[k], Current: cur})
 		e.itemJob = append(e.itemJob, int32(j))
 		e.itemFam = append(e.itemFam, k)
 	}
 	for _, p := range e.avoid {
-		a, b := e.jobItem[p[0]], e.jobItem[p[1]]
-		if a >= 0 && b >= 0 {
+		a, b := e.jobItem[p.a], e.jobItem[p.b]
+		if e.inForce(p) {
 			e.items[a].Avoid = append(e.items[a].Avoid, int(b))
 		}
 	}
-	e.req = elastico.PlacementRequest{Cluster: &e.st.Cluster, Items: e.items, Predictor: e.memo.predictor()}
+	// The placer's tie-breaks ask about candidate GPUs, rarely twice: they
+	// go to the predictor itself.
+	e.req = elastico.PlacementRequest{Cluster: &e.st.Cluster, Items: e.items, Predictor: e.s.pred}
 }
 
 // takePlacement turns the placer's answer into a result, checking that it
@@ -340,10 +358,11 @@ func (e *epoch) takePlacement(r *result, m int) error {
 		if gs == nil {
 			e.unplaced++
 			r.code[j] = elastico.Unplaceable
-			if len(item.Avoid) > 0 || e.avoidedBy(int32(j)) {
-				r.code[j] = elastico.Interference
-			}
 			r.reason[j] = e.place.Reasons[it]
+			if why := e.keptApart(int32(j)); why != "" {
+				r.code[j] = elastico.Interference
+				r.reason[j] += why
+			}
 			continue
 		}
 		if len(gs) != item.Profile.Demand.GPUs {
@@ -399,13 +418,64 @@ func (e *epoch) valueOf(j, k int32) float64 {
 	return 0
 }
 
-func (e *epoch) avoidedBy(j int32) bool {
+// keptApart says which jobs j is kept apart from, and why.
+func (e *epoch) keptApart(j int32) string {
+	var b strings.Builder
 	for _, p := range e.avoid {
-		if p[0] == j || p[1] == j {
-			return true
+		if p.a != j && p.b != j {
+			continue
+		}
+		if !e.inForce(p) {
+			continue
+		}
+		other := p.a + p.b - j
+		victim, aggr := e.jobs[p.v].job.ID, e.jobs[p.a+p.b-p.v].job.ID
+		fmt.Fprintf(&b, "; kept apart from job %q (%s predicted %.3g× slower beside %s, tolerance %.3g)", e.jobs[other].job.ID, victim, p.s, aggr, e.tau)
+	}
+	return b.String()
+}
+
+// inForce reports whether pair p was kept apart in the last placement:
+// both placed under the configurations they violated under.
+func (e *epoch) inForce(p avoidPair) bool {
+	a, b := e.jobItem[p.a], e.jobItem[p.b]
+	return a >= 0 && b >= 0 && e.itemFam[a] == p.ka && e.itemFam[b] == p.kb
+}
+
+// avoidPair is a violating pair: jobs a and b under family indices ka and
+// kb; v (a or b) is predicted slowed s× by the other.
+type avoidPair struct {
+	a, b, ka, kb, v int32
+	s               float64
+}
+
+// separate keeps a violating pair apart in every later placement of the
+// epoch in which both keep the configurations they violated under: the
+// penalty asks the market for other configurations, this asks the placer
+// for other neighbours, and together they settle in fewer rounds.
+func (e *epoch) separate(r *result, v violation) {
+	a, b := min(v.victim, v.aggressor), max(v.victim, v.aggressor)
+	p := avoidPair{a: a, b: b, ka: r.choice[a], kb: r.choice[b], v: v.victim, s: v.slowdown}
+	if !slices.ContainsFunc(e.avoid, func(q avoidPair) bool { return q.a == a && q.b == b && q.ka == p.ka && q.kb == p.kb }) {
+		e.avoid = append(e.avoid, p)
+	}
+}
+
+// remember copies r's GPUs as the next placement's starting point.
+func (e *epoch) remember(r *result) {
+	e.prev.gpus = grow(e.prev.gpus, len(r.gpus))
+	e.prev.slab = e.prev.slab[:0]
+	for _, gs := range r.gpus {
+		e.prev.slab = append(e.prev.slab, gs...)
+	}
+	off := 0
+	for j, gs := range r.gpus {
+		if gs != nil {
+			e.prev.gpus[j] = e.prev.slab[off : off+len(gs) : off+len(gs)]
+			off += len(gs)
 		}
 	}
-	return false
+	e.hasPrev = true
 }
 
 // keep makes e.cur, whose violations are in e.viol, the best result so far

@@ -11,13 +11,16 @@ import (
 	"github.com/elastico/elastico/placement"
 )
 
-// tablePredictor is a fake Predictor: table["victim|aggressor"] by profile
-// Family, 1 when absent. Counting calls lets tests see it was consulted.
+// tablePredictor is a fake Predictor: table["victim|aggressor"], each side
+// "family/config" or, failing that, "family"; 1 when absent.
 type tablePredictor map[string]float64
 
 func (t tablePredictor) Slowdown(v, a *elastico.Profile) float64 {
-	if s, ok := t[v.Family+"|"+a.Family]; ok {
-		return s
+	vf, af := v.Family+"/"+v.Config.ID, a.Family+"/"+a.Config.ID
+	for _, k := range []string{vf + "|" + af, vf + "|" + a.Family, v.Family + "|" + af, v.Family + "|" + a.Family} {
+		if s, ok := t[k]; ok {
+			return s
+		}
 	}
 	return 1
 }

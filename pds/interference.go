@@ -15,52 +15,56 @@ import (
 const resolveRounds = 2
 
 // memo remembers the predictor's answers for the epoch: the same pair is
-// asked for by Γ, the placer's tie-breaks, every round's check and the
-// decisions. Keys are profile pointers into the State, which does not change
-// during Epoch.
+// asked for by Γ, every round's check, the resolution and the decisions.
+// A profile is named by its job's number and its index in the family,
+// packed with the other's into one uint64 key.
 type memo struct {
-	p elastico.Predictor
-	m map[[2]*elastico.Profile]float64
+	p    elastico.Predictor
+	e    *epoch
+	base []uint32 // id of job j's first profile
+	m    map[uint64]float64
 }
 
-func (m *memo) reset(p elastico.Predictor) {
-	m.p = p
+func (m *memo) reset(p elastico.Predictor, e *epoch) {
+	m.p, m.e = p, e
 	if m.m == nil {
-		m.m = make(map[[2]*elastico.Profile]float64)
+		m.m = make(map[uint64]float64)
 	} else {
 		clear(m.m)
+	}
+	if e == nil {
+		return
+	}
+	m.base = grow(m.base, len(e.st.Jobs))
+	id := uint32(0)
+	for j := range e.st.Jobs {
+		m.base[j] = id
+		id += uint32(len(e.st.Jobs[j].Family))
 	}
 }
 
 func (m *memo) on() bool { return m.p != nil }
 
-// predictor returns m as a Predictor, or nil when there is none (so that
-// the placer skips its tie-breaks).
-func (m *memo) predictor() elastico.Predictor {
-	if m.p == nil {
-		return nil
-	}
-	return m
-}
-
-// Slowdown implements elastico.Predictor. A NaN from the predictor counts as
-// +Inf (never safe), a value below 1 as 1.
-func (m *memo) Slowdown(v, a *elastico.Profile) float64 {
+// slowdown returns Ŝ of job jv under family index kv beside job ja under
+// ka. A NaN from the predictor counts as +Inf (never safe), a value below
+// 1 as 1.
+func (m *memo) slowdown(jv, kv, ja, ka int32) float64 {
 	if m.p == nil {
 		return 1
 	}
-	k := [2]*elastico.Profile{v, a}
-	if s, ok := m.m[k]; ok {
+	key := uint64(m.base[jv]+uint32(kv))<<32 | uint64(m.base[ja]+uint32(ka))
+	if s, ok := m.m[key]; ok {
 		return s
 	}
-	s := m.p.Slowdown(v, a)
+	jobs := m.e.st.Jobs
+	s := m.p.Slowdown(&jobs[jv].Family[kv], &jobs[ja].Family[ka])
 	switch {
 	case math.IsNaN(s):
 		s = math.Inf(1)
 	case s < 1:
 		s = 1
 	}
-	m.m[k] = s
+	m.m[key] = s
 	return s
 }
 
@@ -89,10 +93,6 @@ func (e *epoch) residents(r *result) {
 
 func (e *epoch) on(g int32) []int32 { return e.resJobs[e.resOff[g]:e.resOff[g+1]] }
 
-func (e *epoch) profile(r *result, j int32) *elastico.Profile {
-	return &e.jobs[j].job.Family[r.choice[j]]
-}
-
 // check fills e.viol with the ordered co-located pairs of r predicted above
 // tolerance, one per pair (on the first GPU they share), in a fixed order.
 func (e *epoch) check(r *result) {
@@ -111,7 +111,7 @@ func (e *epoch) check(r *result) {
 				if a == b {
 					continue
 				}
-				if s := e.memo.Slowdown(e.profile(r, a), e.profile(r, b)); s > e.tau {
+				if s := e.memo.slowdown(a, r.choice[a], b, r.choice[b]); s > e.tau {
 					e.viol = append(e.viol, violation{victim: a, aggressor: b, gpu: g, slowdown: s})
 				}
 			}
@@ -134,23 +134,22 @@ func (e *epoch) check(r *result) {
 // times, time allowing), then defers one job of every pair still left.
 func (e *epoch) resolve(ctx context.Context) error {
 	t := e.s.cfg.Clock()
-	defer func() { e.since(t, &e.stats.Interference) }()
 	e.check(&e.best)
+	t = e.since(t, &e.stats.Interference)
+	defer func() { e.since(t, &e.stats.Interference) }()
 	for r := 0; r < resolveRounds && len(e.viol) > 0 && !e.truncated; r++ {
 		if ctx.Err() != nil {
 			e.truncated = true
 			break
 		}
 		for _, v := range e.viol {
-			p := [2]int32{min(v.victim, v.aggressor), max(v.victim, v.aggressor)}
-			if !slices.Contains(e.avoid, p) {
-				e.avoid = append(e.avoid, p)
-			}
+			e.separate(&e.best, v)
 		}
+		e.remember(&e.best)
 		e.buildItems(func(j int) int32 { return e.best.choice[j] })
-		tp := e.s.cfg.Clock()
+		t = e.since(t, &e.stats.Interference)
 		err := e.s.placer.Place(ctx, &e.req, &e.place)
-		e.since(tp, &e.stats.Placement)
+		t = e.since(t, &e.stats.Placement)
 		if err != nil {
 			if cut(ctx, err) {
 				e.truncated = true

@@ -86,8 +86,10 @@ func (e *epoch) buildMarket() {
 		minShare := math.Inf(1)
 		for k := lo; k < hi; k++ {
 			p := &job.Family[k]
-			why := "the cluster cannot be summarized: " + fmt.Sprint(cherr)
-			if cherr == nil {
+			var why string
+			if cherr != nil {
+				why = "the cluster cannot be summarized: " + cherr.Error()
+			} else {
 				why = ch.Why(p, job.Floor, job.Spread)
 			}
 			if why != "" {
@@ -203,8 +205,16 @@ func (e *epoch) buildMarket() {
 	}
 }
 
+// nearTolerance is how close to τ (as a fraction of τ − 1) a running
+// pair's predicted slowdown must come before Γ prices the pair into every
+// configuration of the job. Below it, a pair's other configurations are
+// left to the rounds' checks: pricing them all costs 2·K predictions per
+// co-located job, the largest cost of an epoch at scale.
+const nearTolerance = 0.5
+
 // interferencePenalty adds α·Σ max(0, Ŝ − τ), both ways round, against
-// each of running job j's current co-runners, to every option of j.
+// each of running job j's current co-runners whose pair is near or above
+// tolerance, to every option of j.
 func (e *epoch) interferencePenalty(j int32) {
 	js := &e.jobs[j]
 	var seen [8]int32
@@ -217,12 +227,15 @@ func (e *epoch) interferencePenalty(j int32) {
 			}
 		}
 	}
+	near := 1 + nearTolerance*(e.tau-1)
 	for _, i := range others {
 		other := &e.jobs[i]
-		q := &other.job.Family[other.cur]
+		if e.memo.slowdown(j, js.cur, i, other.cur) <= near && e.memo.slowdown(i, other.cur, j, js.cur) <= near {
+			continue
+		}
 		for o := js.first; o < js.first+js.n; o++ {
-			p := &js.job.Family[e.optFam[o]]
-			x := math.Max(0, e.memo.Slowdown(p, q)-e.tau) + math.Max(0, e.memo.Slowdown(q, p)-e.tau)
+			k := e.optFam[o]
+			x := math.Max(0, e.memo.slowdown(j, k, i, other.cur)-e.tau) + math.Max(0, e.memo.slowdown(i, other.cur, j, k)-e.tau)
 			e.base[o] += e.cfg.Alpha * x
 		}
 	}

@@ -99,12 +99,11 @@ func (e *epoch) slowdown(j int32) float64 {
 	}
 	b := &e.best
 	worst := 1.0
-	p := e.profile(b, j)
 	for _, r := range b.gpus[j] {
 		s := 1.0
 		for _, i := range e.on(e.global(r)) {
 			if i != j {
-				s += e.memo.Slowdown(p, e.profile(b, i)) - 1
+				s += e.memo.slowdown(j, b.choice[j], i, b.choice[i]) - 1
 			}
 		}
 		worst = max(worst, s)

@@ -43,7 +43,10 @@ func New(cfg Config) (*Scheduler, error) {
 		s.solver = greedy{}
 	}
 	if s.placer == nil {
-		if s.placer, err = placement.New(placement.Config{}); err != nil {
+		// The default placer passes over GPUs whose residents are predicted
+		// to interfere above τ0 (the lowest τ(t) can be) when it has a
+		// quieter choice: most violations are then never made.
+		if s.placer, err = placement.New(placement.Config{MaxSlowdown: c.Tolerance.Tau0}); err != nil {
 			return nil, fmt.Errorf("pds: default placer: %w", err)
 		}
 	}

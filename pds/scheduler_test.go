@@ -256,6 +256,13 @@ func TestEpochDeadline(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	base, _ := New(Config{Predictor: randomPredictor, Tolerance: Tolerance{Tau0: 1.1}})
 	st := stateOf(t, base, r, 4, 30)
+	// Every pair of llama jobs interferes (1.4 > 1.1): the first round
+	// finds violations, so a second one starts.
+	for i := range st.Jobs {
+		for k := range st.Jobs[i].Family {
+			st.Jobs[i].Family[k].Family = "llama"
+		}
+	}
 	for _, stallFrom := range []int{1, 2} {
 		solver := &stallSolver{PriceSolver: base.solver, stallFrom: stallFrom}
 		s, _ := New(Config{PriceSolver: solver, Predictor: randomPredictor, Tolerance: Tolerance{Tau0: 1.1}})

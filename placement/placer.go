@@ -46,6 +46,13 @@ type Config struct {
 	// slowdown. Zero: DefaultTieCandidates; valid range [1,
 	// MaxTieCandidates].
 	TieCandidates int
+	// MaxSlowdown, when positive and the request has a Predictor, makes a
+	// GPU whose residents and the item are predicted to slow either above
+	// it a last resort: the item goes there only if no GPU with room has
+	// quiet neighbours (or is empty) — a bounded search: after
+	// 8 such GPUs it looks only for empty ones. Zero: no limit (the
+	// predictor only breaks ties). Valid range: 0 or [1, +Inf).
+	MaxSlowdown float64
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -59,6 +66,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, bad("MaxJobsPerGPU", c.MaxJobsPerGPU, fmt.Sprintf("[1, %d] (0 for the default)", MaxMaxJobsPerGPU))
 	case c.TieCandidates < 0 || c.TieCandidates > MaxTieCandidates:
 		return c, bad("TieCandidates", c.TieCandidates, fmt.Sprintf("[1, %d] (0 for the default)", MaxTieCandidates))
+	case math.IsNaN(c.MaxSlowdown) || c.MaxSlowdown < 0 || (c.MaxSlowdown > 0 && c.MaxSlowdown < 1):
+		return c, bad("MaxSlowdown", c.MaxSlowdown, "0 (no limit) or a slowdown ≥ 1")
 	}
 	if c.Oversubscription == 0 {
 		c.Oversubscription = DefaultOversubscription
@@ -164,6 +173,7 @@ type cand struct {
 	slowdown float64
 	score    float64
 	seq      int32 // the last tie-break: scan order
+	loud     bool  // a neighbour is predicted above MaxSlowdown
 }
 
 type work struct {
@@ -623,22 +633,48 @@ func (w *work) placeItem(it int32) {
 // says a GPU with room was passed over because of the Avoid list.
 func (w *work) findOne(it int32, d *elastico.Demand) (best int32, avoided bool) {
 	// A capped pass first; an exhaustive one only if the cap may have
-	// hidden the only GPUs with room.
-	best, avoided, skipped := w.findOnePass(it, d, true)
+	// hidden the only GPUs with room (or with quiet neighbours).
+	best, fallback, avoided, skipped := w.findOnePass(it, d, true)
 	if best < 0 && skipped {
-		best, avoided, _ = w.findOnePass(it, d, false)
+		var fb int32
+		best, fb, avoided, _ = w.findOnePass(it, d, false)
+		if fb >= 0 {
+			fallback = fb
+		}
+	}
+	if best < 0 {
+		best = fallback
 	}
 	return best, avoided
 }
 
-func (w *work) findOnePass(it int32, d *elastico.Demand, capped bool) (best int32, avoided, skipped bool) {
+// maxRejected bounds how many GPUs with loud neighbours (predicted above
+// MaxSlowdown) a search predicts for before it looks only for empty GPUs,
+// and maxAfterRejected how many more it then scans.
+const (
+	maxRejected      = 8
+	maxAfterRejected = 256
+)
+
+// findOnePass returns the best GPU for one replica (or -1), and the
+// quietest GPU it passed over for a neighbour predicted above
+// MaxSlowdown (or -1), to fall back on.
+func (w *work) findOnePass(it int32, d *elastico.Demand, capped bool) (best, fallback int32, avoided, skipped bool) {
 	c := w.cursor(d, capped)
 	cands := w.cands[:0]
 	firstCell := -1
+	limit := w.cfg.MaxSlowdown > 0 && w.req.Predictor != nil
+	fallback, fallbackS := int32(-1), math.Inf(1)
+	rejected, after := 0, 0
 	for {
 		g, cell := c.next()
 		if g < 0 || (firstCell >= 0 && cell != firstCell) {
 			break
+		}
+		if rejected >= maxRejected {
+			if after++; after > maxAfterRejected {
+				break
+			}
 		}
 		if !w.fitsGPU(it, g, d) || !w.fitsNode(w.gpus[g].node, 1, d) {
 			continue
@@ -647,19 +683,35 @@ func (w *work) findOnePass(it int32, d *elastico.Demand, capped bool) (best int3
 			avoided = true
 			continue
 		}
+		s := 0.0 // not predicted yet
+		if w.gpus[g].n == 0 {
+			s = 1
+		} else if limit {
+			if rejected >= maxRejected {
+				continue
+			}
+			if s = w.slowdown(it, g); s > w.cfg.MaxSlowdown {
+				rejected++
+				if s < fallbackS {
+					fallback, fallbackS = g, s
+				}
+				continue
+			}
+		}
 		firstCell = cell
-		cands = append(cands, cand{g: g, score: w.score(g, d), slowdown: 1, seq: int32(len(cands))})
+		cands = append(cands, cand{g: g, score: w.score(g, d), slowdown: s, seq: int32(len(cands))})
 		if len(cands) == w.cfg.TieCandidates {
 			break
 		}
 	}
 	w.cands = cands
 	if len(cands) == 0 {
-		return -1, avoided, c.skipped
+		return -1, fallback, avoided, c.skipped
 	}
-	if len(cands) > 1 && w.req.Predictor != nil {
-		for k := range cands {
-			if w.gpus[cands[k].g].n > 0 {
+	for k := range cands {
+		if cands[k].slowdown == 0 {
+			cands[k].slowdown = 1
+			if len(cands) > 1 && w.req.Predictor != nil {
 				cands[k].slowdown = w.slowdown(it, cands[k].g)
 			}
 		}
@@ -670,10 +722,13 @@ func (w *work) findOnePass(it int32, d *elastico.Demand, capped bool) (best int3
 			b = k
 		}
 	}
-	return cands[b].g, avoided, c.skipped
+	return cands[b].g, fallback, avoided, c.skipped
 }
 
 func candLess(a, b *cand) bool {
+	if a.loud != b.loud {
+		return b.loud
+	}
 	if a.current != b.current {
 		return a.current
 	}
@@ -796,6 +851,7 @@ func (w *work) tryNode(it int32, n int32, d *elastico.Demand, avoided *bool) boo
 		for k := range cands {
 			if w.gpus[cands[k].g].n > 0 {
 				cands[k].slowdown = w.slowdown(it, cands[k].g)
+				cands[k].loud = w.cfg.MaxSlowdown > 0 && cands[k].slowdown > w.cfg.MaxSlowdown
 			}
 		}
 	}

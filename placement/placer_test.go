@@ -188,6 +188,8 @@ func TestNew(t *testing.T) {
 		{"negative max jobs", Config{MaxJobsPerGPU: -1}, "MaxJobsPerGPU"},
 		{"too many jobs", Config{MaxJobsPerGPU: 65}, "MaxJobsPerGPU"},
 		{"negative ties", Config{TieCandidates: -2}, "TieCandidates"},
+		{"max slowdown below one", Config{MaxSlowdown: 0.5}, "MaxSlowdown"},
+		{"NaN max slowdown", Config{MaxSlowdown: math.NaN()}, "MaxSlowdown"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -385,6 +387,53 @@ func TestPlace(t *testing.T) {
 			wantGPUs: [][]elastico.GPURef{{ref(0, 1)}, {ref(0, 0)}, {ref(0, 0)}},
 		},
 		{
+			name:    "MaxSlowdown: a loud neighbour is passed over for an empty GPU",
+			cfg:     Config{MaxSlowdown: 1.2},
+			cluster: cluster(1, 2, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				loud, x := item("loud", 1, 0.4, 4), item("x", 1, 0.4, 4)
+				loud.Current = []elastico.GPURef{ref(0, 0)}
+				return []elastico.PlacementItem{loud, x}
+			}(),
+			predictor: fakePredictor{"x|loud": 1.6},
+			wantGPUs:  [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 1)}},
+		},
+		{
+			name:    "without MaxSlowdown best fit shares the loud GPU",
+			cluster: cluster(1, 2, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				loud, x := item("loud", 1, 0.4, 4), item("x", 1, 0.4, 4)
+				loud.Current = []elastico.GPURef{ref(0, 0)}
+				return []elastico.PlacementItem{loud, x}
+			}(),
+			predictor: fakePredictor{"x|loud": 1.6},
+			wantGPUs:  [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 0)}},
+		},
+		{
+			name:    "MaxSlowdown: the loud GPU is a last resort, not a refusal",
+			cfg:     Config{MaxSlowdown: 1.2},
+			cluster: cluster(1, 1, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				loud, x := item("loud", 1, 0.4, 4), item("x", 1, 0.4, 4)
+				loud.Current = []elastico.GPURef{ref(0, 0)}
+				return []elastico.PlacementItem{loud, x}
+			}(),
+			predictor: fakePredictor{"loud|x": 1.6},
+			wantGPUs:  [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 0)}},
+		},
+		{
+			name:    "MaxSlowdown: a gang prefers quiet GPUs on its node",
+			cfg:     Config{MaxSlowdown: 1.2},
+			cluster: cluster(1, 3, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				loud, g := item("loud", 1, 0.4, 4), item("g", 2, 0.4, 4)
+				loud.Current = []elastico.GPURef{ref(0, 0)}
+				return []elastico.PlacementItem{loud, g}
+			}(),
+			predictor: fakePredictor{"g|loud": 1.6},
+			wantGPUs:  [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 1), ref(0, 2)}},
+		},
+		{
 			name:        "memory above every GPU",
 			cluster:     cluster(1, 2, 16, true, 32, 256),
 			items:       []elastico.PlacementItem{item("a", 1, 0.4, 40)},
@@ -517,7 +566,7 @@ func randomRequest(r *rand.Rand, nodes, items int) *elastico.PlacementRequest {
 func TestPlaceRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for trial := range 200 {
-		cfg := Config{MaxJobsPerGPU: 1 + r.IntN(4), Oversubscription: []float64{0, 1, 1.5}[r.IntN(3)]}
+		cfg := Config{MaxJobsPerGPU: 1 + r.IntN(4), Oversubscription: []float64{0, 1, 1.5}[r.IntN(3)], MaxSlowdown: []float64{0, 1.1}[r.IntN(2)]}
 		p, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,126 @@
+package pds
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/elastico/elastico"
+)
+
+// benchState is a production-shaped State: gpus GPUs (8 per node, 80 GiB,
+// MPS), n jobs of 8 configurations each (4 batch sizes × AMP, a fifth of
+// the jobs with 2- or 4-GPU configurations), a third of them inference.
+// Three epochs have run on it (so most jobs run, many share GPUs, and the
+// Carry holds prices and penalties), then a tenth of the jobs left and as
+// many arrived.
+func benchState(tb testing.TB, s *Scheduler, n, gpus int) *elastico.State {
+	r := rand.New(rand.NewPCG(uint64(n), uint64(gpus)))
+	st := &elastico.State{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	for i := range gpus / 8 {
+		nd := elastico.Node{ID: fmt.Sprintf("n%04d", i), CPU: 128, RAM: 2048}
+		for k := range 8 {
+			nd.GPUs = append(nd.GPUs, elastico.GPU{ID: fmt.Sprintf("n%04dg%d", i, k), Model: "A100", Memory: 80, Shared: true})
+		}
+		st.Cluster.Nodes = append(st.Cluster.Nodes, nd)
+	}
+	job := func(id string) elastico.Job {
+		fam := families[r.IntN(len(families))]
+		j := elastico.Job{ID: id, Class: elastico.Training, Weight: 0.5 + r.Float64(), Arrival: st.Now.Add(-time.Duration(r.IntN(86400)) * time.Second)}
+		if r.IntN(3) == 0 {
+			j.Class = elastico.Inference
+		}
+		g := 1
+		if r.IntN(5) == 0 {
+			g = 2 << r.IntN(2)
+		}
+		sm0, mem0, t0 := 0.15+0.35*r.Float64(), 3+20*r.Float64(), 100+400*r.Float64()
+		dram := 0.15 + 0.4*r.Float64() // a fifth of random pairs exceed τ0 under the stand-in predictor
+		for b := range 4 {
+			for amp := range 2 {
+				batch := 32 << b
+				scale := float64(int(1) << b)
+				p := elastico.Profile{
+					Family: fam, Class: j.Class, Params: 1e8,
+					Config:     elastico.Configuration{ID: fmt.Sprintf("b%d-amp%d", batch, amp), BatchSize: batch, AMP: amp == 1, GPUs: g},
+					Demand:     elastico.Demand{GPUs: g, SM: min(1, sm0*(1+0.3*float64(b))), GPUMemory: mem0 * (1 + 0.4*float64(b)) * (1 - 0.3*float64(amp)), CPU: 2, RAM: 16},
+					Throughput: t0 * float64(g) * (1 + 0.5*float64(b)) * (1 + 0.2*float64(amp)),
+				}
+				if j.Class == elastico.Training {
+					p.Efficiency = 1 / (1 + 0.05*scale)
+				}
+				p.Counters.Set(elastico.SMActive, min(1, p.Demand.SM*0.6))
+				p.Counters.Set(elastico.DRAMActive, dram)
+				j.Family = append(j.Family, p)
+			}
+		}
+		return j
+	}
+	for i := range n {
+		st.Jobs = append(st.Jobs, job(fmt.Sprintf("j%05d", i)))
+	}
+	// Three epochs to settle: the first admits a whole queue at the
+	// tolerance of a long queue.
+	for range 3 {
+		plan, err := s.Epoch(context.Background(), st)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		st = apply(st, plan)
+	}
+	for i := range n / 10 {
+		k := r.IntN(len(st.Jobs))
+		st.Jobs[k] = job(fmt.Sprintf("new%05d", i))
+	}
+	return st
+}
+
+// BenchmarkEpoch measures Epoch at the sizes of DESIGN.md 6, and where its
+// time goes (per-phase metrics from Stats: prices, placement, interference).
+func BenchmarkEpoch(b *testing.B) {
+	for _, bc := range []struct{ jobs, gpus int }{
+		{500, 512}, {2000, 2048}, {5000, 4096}, {20000, 16384},
+	} {
+		b.Run(fmt.Sprintf("jobs=%d/gpus=%d", bc.jobs, bc.gpus), func(b *testing.B) {
+			s, err := New(Config{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			st := benchState(b, s, bc.jobs, bc.gpus)
+			var sum elastico.Stats
+			ran, placed := 0, 0
+			b.ReportAllocs()
+			cpu0 := cpuNanos()
+			for b.Loop() {
+				plan, err := s.Epoch(context.Background(), st)
+				if err != nil {
+					b.Fatal(err)
+				}
+				sum.Prices += plan.Stats.Prices
+				sum.Placement += plan.Stats.Placement
+				sum.Interference += plan.Stats.Interference
+				sum.Rounds += plan.Stats.Rounds
+				sum.Iterations += plan.Stats.Iterations
+				sum.Violations += plan.Stats.Violations
+				ran++
+				placed = 0
+				for _, d := range plan.Decisions {
+					if d.Assignment != nil {
+						placed++
+					}
+				}
+			}
+			n := float64(ran)
+			b.ReportMetric(float64(cpuNanos()-cpu0)/n, "cpu-ns/op")
+			b.ReportMetric(float64(sum.Prices.Nanoseconds())/n, "prices-ns/op")
+			b.ReportMetric(float64(sum.Placement.Nanoseconds())/n, "placement-ns/op")
+			b.ReportMetric(float64(sum.Interference.Nanoseconds())/n, "interference-ns/op")
+			b.ReportMetric(float64(sum.Rounds)/n, "rounds/op")
+			b.ReportMetric(float64(sum.Iterations)/n, "iters/op")
+			b.ReportMetric(float64(sum.Violations)/n, "violations/op")
+			b.ReportMetric(float64(placed)/float64(bc.jobs), "running/job")
+		})
+	}
+}

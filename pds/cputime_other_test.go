@@ -1,0 +1,5 @@
+//go:build !linux
+
+package pds
+
+func cpuNanos() int64 { return 0 }
