@@ -131,6 +131,9 @@ func (l *fakeLauncher) Launch(ctx context.Context, req elastico.ProfileRequest) 
 type fakeSource struct {
 	hw      elastico.Hardware
 	hwErr   error
+	// hwFail, when set, returns the error of the i-th Hardware call.
+	hwFail  func(i int) error
+	hwCalls int
 	devices int
 	reading func(i, dev int) Reading
 	// fail returns the error of the i-th sample, or nil.
@@ -140,6 +143,13 @@ type fakeSource struct {
 }
 
 func (s *fakeSource) Hardware(ctx context.Context) (elastico.Hardware, error) {
+	i := s.hwCalls
+	s.hwCalls++
+	if s.hwFail != nil {
+		if err := s.hwFail(i); err != nil {
+			return elastico.Hardware{}, err
+		}
+	}
 	return s.hw, s.hwErr
 }
 

@@ -170,17 +170,19 @@ func (p *Profiler) Profile(ctx context.Context, req elastico.ProfileRequest) (el
 	fail := func(phase string, err error) (elastico.Profile, error) {
 		return elastico.Profile{}, &JobError{Job: name, Phase: phase, Err: err}
 	}
-	hw, err := p.cfg.Source.Hardware(ctx)
-	if err != nil {
-		return fail("reading the hardware signature", err)
+	// Read the signature before launching, to fail fast on a source that
+	// does not work; a source that can see the device only once the job
+	// runs is read again after warm-up.
+	hw, hwErr := p.cfg.Source.Hardware(ctx)
+	if hwErr != nil && !errors.Is(hwErr, ErrNotVisible) {
+		return fail("reading the hardware signature", hwErr)
 	}
-	hw.MPS = p.cfg.MPS
 
 	job, err := p.cfg.Launcher.Launch(ctx, req)
 	if err != nil {
 		return fail("launch", err)
 	}
-	r := run{p: p, job: job, replicas: max(1, req.Config.GPUs)}
+	r := run{p: p, job: job, replicas: max(1, req.Config.GPUs), hw: hw, hwLater: hwErr != nil}
 	prof, phase, err := r.measure(ctx)
 	stopErr := job.Stop()
 	if err != nil {
@@ -193,7 +195,8 @@ func (p *Profiler) Profile(ctx context.Context, req elastico.ProfileRequest) (el
 		return fail("stop", stopErr)
 	}
 	prof.Family, prof.Class, prof.Params, prof.Config = req.Family, req.Class, req.Params, req.Config
-	prof.Hardware = hw
+	prof.Hardware = r.hw
+	prof.Hardware.MPS = p.cfg.MPS
 	if err := prof.Validate(); err != nil {
 		return fail("result", err)
 	}
@@ -210,6 +213,8 @@ type run struct {
 	p        *Profiler
 	job      Job
 	replicas int
+	hw       elastico.Hardware
+	hwLater  bool // read hw after warm-up (ErrNotVisible before launch)
 
 	launched     time.Time
 	first        time.Time // first report seen
@@ -254,7 +259,7 @@ func (r *run) poll(now time.Time) (Progress, error) {
 }
 
 // sample reads the source once; a tolerated failure returns ok false.
-func (r *run) sample(ctx context.Context, pids []int) (ok bool, err error) {
+func (r *run) sample(ctx context.Context, pids []int, warmup bool) (ok bool, err error) {
 	r.readings, err = r.p.cfg.Source.Sample(ctx, pids, r.readings[:0])
 	switch {
 	case err == nil:
@@ -264,6 +269,8 @@ func (r *run) sample(ctx context.Context, pids []int) (ok bool, err error) {
 		return true, nil
 	case errors.Is(err, ErrDeviceGone), ctx.Err() != nil:
 		return false, err
+	case warmup && r.hwLater && errors.Is(err, ErrNotVisible):
+		return false, nil // the job is still starting
 	}
 	r.sampleErrors++
 	if r.sampleErrors > r.p.cfg.MaxSampleErrors {
@@ -303,12 +310,20 @@ func (r *run) measure(ctx context.Context) (elastico.Profile, string, error) {
 		if pr, err = r.poll(now); err != nil {
 			return elastico.Profile{}, "warm-up", err
 		}
-		if _, err := r.sample(ctx, pr.PIDs); err != nil {
+		if _, err := r.sample(ctx, pr.PIDs, true); err != nil {
 			return elastico.Profile{}, "warm-up", err
 		}
 		if pr.Iterations >= cfg.WarmupIterations || (!r.first.IsZero() && now.Sub(r.first) >= cfg.WarmupTime) {
 			break
 		}
+	}
+
+	if r.hwLater {
+		hw, err := cfg.Source.Hardware(ctx)
+		if err != nil {
+			return elastico.Profile{}, "reading the hardware signature", err
+		}
+		r.hw = hw
 	}
 
 	// The window. Failed samples of the warm-up do not count against it.
@@ -356,7 +371,7 @@ func (r *run) measure(ctx context.Context) (elastico.Profile, string, error) {
 			prevCPU, prevNow = cur.CPUSeconds, now
 			rss = math.Max(rss, cur.RSS)
 		}
-		ok, err := r.sample(ctx, cur.PIDs)
+		ok, err := r.sample(ctx, cur.PIDs, false)
 		if err != nil {
 			return elastico.Profile{}, "measurement", err
 		}

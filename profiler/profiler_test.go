@@ -3,6 +3,7 @@ package profiler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -214,6 +215,19 @@ func TestProfile(t *testing.T) {
 			wantSamples: 70,
 		},
 		{
+			name: "a pod's device, visible once the job runs: the signature is read after warm-up",
+			source: func(s *fakeSource) {
+				notYet := fmt.Errorf("dcgm: no device matches any GPU of pod ml/p: %w", ErrNotVisible)
+				s.hwFail = func(i int) error { return map[bool]error{true: notYet}[i == 0] }
+				s.fail = func(i int) error { return map[bool]error{true: notYet}[i < 4] }
+			},
+			want: elastico.Profile{
+				Demand:     elastico.Demand{GPUs: 1, SM: 0.8, GPUMemory: 10, CPU: 2.5, RAM: 6},
+				Throughput: 320, Counters: counters(baseCounters), Hardware: testHW,
+			},
+			wantSamples: 70,
+		},
+		{
 			name: "tolerated failed samples",
 			source: func(s *fakeSource) {
 				s.fail = func(i int) error {
@@ -360,6 +374,27 @@ func TestProfileFailures(t *testing.T) {
 				s.reading = func(i, dev int) Reading { r := steady(baseCounters, 0)(i, dev); r.HasMemory = false; return r }
 			},
 			wantPhase: "measurement", wantText: "no GPU memory use",
+		},
+		{
+			name: "a device that never becomes visible",
+			source: func(s *fakeSource) {
+				s.hwFail = func(int) error { return fmt.Errorf("dcgm: no device matches: %w", ErrNotVisible) }
+			},
+			wantPhase: "reading the hardware signature", wantIs: ErrNotVisible, wantText: "no device matches",
+		},
+		{
+			name: "a device that stays invisible into the window",
+			source: func(s *fakeSource) {
+				notYet := fmt.Errorf("dcgm: no device matches: %w", ErrNotVisible)
+				s.hwFail = func(i int) error { return map[bool]error{true: notYet}[i == 0] }
+				s.fail = func(i int) error { return map[bool]error{true: notYet}[i != 9] } // seen once, at the end of warm-up
+			},
+			wantPhase: "measurement", wantIs: ErrNotVisible, wantText: "1 failed samples (0 tolerated)",
+		},
+		{
+			name:      "invisible without a reason to wait: only a not-visible signature defers",
+			source:    func(s *fakeSource) { s.fail = func(i int) error { return fmt.Errorf("x: %w", ErrNotVisible) } },
+			wantPhase: "warm-up", wantIs: ErrNotVisible, wantText: "1 failed samples",
 		},
 		{
 			name:      "hardware signature unreadable",

@@ -45,6 +45,13 @@ type Reading struct {
 // a window with a missing device is no measurement.
 var ErrDeviceGone = errors.New("device disappeared")
 
+// ErrNotVisible is wrapped by a source's error when it cannot see the job's
+// device until the job runs: a dcgm-exporter selects a pod's GPU by the pod's
+// labels, which exist only once the pod does. The profiler then reads the
+// hardware signature after warm-up instead of before launch, and tolerates
+// the error during warm-up.
+var ErrNotVisible = errors.New("the job's device is not visible yet")
+
 // PCIeBandwidth returns the usable bandwidth of one direction of a PCIe link
 // of the given generation (1–6) and width (lanes), in bytes per second: the
 // transfer rate per lane times the line-code efficiency (8b/10b up to

@@ -184,3 +184,47 @@ func ExampleParseSelector() {
 	// GPU 0 MIG instance 13
 	// any GPU of pod ml/resnet-0
 }
+
+// TestProfilePodAppearsLater selects the GPU by the pod the job runs in:
+// the exporter labels it only once the pod runs, so the first scrapes have
+// no such device.
+func TestProfilePodAppearsLater(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join("testdata", "dcgm-exporter-sample.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := bytes.Index(page, []byte("\n\n"))
+	labelled := append(bytes.ReplaceAll(page[:cut], []byte(`Hostname="ub20-a100-k8s"}`),
+		[]byte(`Hostname="ub20-a100-k8s",namespace="ml",pod="resnet-0",container="trainer"}`)), page[cut:]...)
+	scrapes := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scrapes++
+		if scrapes <= 3 { // before the launch, and the job's first two seconds
+			w.Write(page)
+			return
+		}
+		w.Write(labelled)
+	}))
+	defer srv.Close()
+	src, err := dcgm.New(dcgm.Config{
+		URL: srv.URL + "/metrics", Devices: []dcgm.Selector{{Namespace: "ml", Pod: "resnet-0"}},
+		GPUModel: "NVIDIA A100-SXM4-40GB",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &jumpClock{now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
+	p, err := profiler.New(profiler.Config{Launcher: syntheticLauncher{clock}, Source: src, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := p.Profile(context.Background(), elastico.ProfileRequest{
+		Family: "resnet50", Config: elastico.Configuration{ID: "bs256", BatchSize: 256},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prof.Hardware.GPUModel != "NVIDIA A100-SXM4-40GB" || prof.Demand.SM != 0.99563 {
+		t.Errorf("profile %+v", prof)
+	}
+}

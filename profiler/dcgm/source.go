@@ -223,7 +223,12 @@ func (s *Source) devices(sc *Scrape) ([]*Device, error) {
 		}
 		switch len(found) {
 		case 0:
-			return nil, fmt.Errorf("dcgm: %s: no device matches %v (the scrape has %s)", s.cfg.URL, sel, listDevices(sc))
+			err := fmt.Errorf("dcgm: %s: no device matches %v (the scrape has %s)", s.cfg.URL, sel, listDevices(sc))
+			if sel.Pod != "" || sel.Namespace != "" || sel.Container != "" {
+				// The exporter labels a pod's GPU only once the pod runs.
+				err = fmt.Errorf("%w: %w", err, profiler.ErrNotVisible)
+			}
+			return nil, err
 		case 1:
 		default:
 			return nil, fmt.Errorf("dcgm: %s: %v matches %d devices (%s); select one", s.cfg.URL, sel, len(found), listDevices(&Scrape{Devices: found}))

@@ -261,7 +261,7 @@ func TestSourceBroken(t *testing.T) {
 			name:     "no such pod",
 			page:     func(int) (int, string) { return 200, capture },
 			sel:      Selector{Namespace: "ml", Pod: "resnet-0"},
-			wantText: "no device matches any GPU of pod ml/resnet-0",
+			wantIs:   profiler.ErrNotVisible, wantText: "no device matches any GPU of pod ml/resnet-0",
 		},
 		{
 			name: "ambiguous selector",
