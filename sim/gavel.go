@@ -61,7 +61,7 @@ func (b *gavelBuilder) build() error {
 	b.batches = map[string][]int{}
 	for _, ty := range b.types {
 		if _, ok := gavelModels[ty.Model]; !ok {
-			return fmt.Errorf("sim: Gavel job type %q has no memory model", ty)
+			return fmt.Errorf("sim: Gavel job type %q has no model description", ty)
 		}
 		if b.tab.Isolated[gavel.Key{Type: ty, Scale: 1}] <= 0 {
 			return fmt.Errorf("sim: Gavel %s: %q has no isolated throughput", t.GPU.Model, ty)
@@ -135,35 +135,20 @@ func (b *gavelBuilder) build() error {
 		sy = append(sy, sens[i])
 		py = append(py, press[i])
 	}
-	s0, s1 := lineFit(smx, sy)
-	p0, p1 := lineFit(smx, py)
+	t.lines.s0, t.lines.s1 = lineFit(smx, sy)
+	t.lines.p0, t.lines.p1 = lineFit(smx, py)
+	addKind := func(k Kind) int {
+		i := t.addKind(k)
+		if i == len(sens) {
+			sens = append(sens, math.Max(0, t.lines.s0+t.lines.s1*k.SM))
+			press = append(press, math.Max(0, t.lines.p0+t.lines.p1*k.SM))
+		}
+		return i
+	}
 	for _, im := range inferenceModels {
-		f := &Family{
-			Name: im.Name, Class: elastico.Inference, Params: im.Params, Optimizer: elastico.AdaScale, Unit: "tokens", infer: im,
-			Notes: []string{
-				"throughput, SM use and memory: the offline-inference roofline model (sim/models.go: inferenceSpec), not measured",
-				"co-location: the rank-one model, with sensitivity and pressure from lines against SM use fitted on Gavel's kinds",
-			},
-		}
-		for _, kv := range kvFracs {
-			for _, seqs := range maxSeqs {
-				tput, u, mem, ok := im.config(t.GPU, kv, seqs)
-				if !ok {
-					continue
-				}
-				id := fmt.Sprintf("kv%.2f-s%d", kv, seqs)
-				k := t.addKind(Kind{Name: im.Name + " " + id, SM: u})
-				sens = append(sens, math.Max(0, s0+s1*u))
-				press = append(press, math.Max(0, p0+p1*u))
-				f.Configs = append(f.Configs, Variant{
-					Configuration: elastico.Configuration{ID: id, GPUs: 1, KVCacheFrac: kv, MaxSeqs: seqs, AMP: true},
-					Throughput:    tput, SpreadThroughput: tput, SM: u, Memory: mem, CPU: inferCPU, RAM: inferRAM,
-					Efficiency: 1, Kind: k,
-				})
-			}
-		}
-		if len(f.Configs) == 0 {
-			return fmt.Errorf("sim: inference family %s fits no configuration on %s", im.Name, t.GPU.Model)
+		f, err := t.inferenceFamily(im, addKind)
+		if err != nil {
+			return err
 		}
 		t.addFamily(f)
 	}
@@ -192,6 +177,37 @@ func (b *gavelBuilder) build() error {
 		return err
 	}
 	return b.families()
+}
+
+// inferenceFamily builds one offline-inference family on t's GPU, adding a
+// co-location kind per configuration through addKind.
+func (t *Truth) inferenceFamily(im *inferenceSpec, addKind func(Kind) int) (*Family, error) {
+	f := &Family{
+		Name: im.Name, Class: elastico.Inference, Params: im.Params, Optimizer: elastico.AdaScale, Unit: "tokens", infer: im,
+		Notes: []string{
+			"throughput, SM use and memory: the offline-inference roofline model (sim/models.go: inferenceSpec), not measured",
+			"co-location: the rank-one model, with sensitivity and pressure from lines against SM use fitted on Gavel's V100 kinds",
+		},
+	}
+	for _, kv := range kvFracs {
+		for _, seqs := range maxSeqs {
+			tput, u, mem, ok := im.config(t.GPU, kv, seqs)
+			if !ok {
+				continue
+			}
+			id := fmt.Sprintf("kv%.2f-s%d", kv, seqs)
+			k := addKind(Kind{Name: im.Name + " " + id, SM: u})
+			f.Configs = append(f.Configs, Variant{
+				Configuration: elastico.Configuration{ID: id, GPUs: 1, KVCacheFrac: kv, MaxSeqs: seqs, AMP: true},
+				Throughput:    tput, SpreadThroughput: tput, SM: u, Memory: mem, CPU: inferCPU, RAM: inferRAM,
+				Efficiency: 1, Kind: k,
+			})
+		}
+	}
+	if len(f.Configs) == 0 {
+		return nil, fmt.Errorf("sim: inference family %s fits no configuration on %s", im.Name, t.GPU.Model)
+	}
+	return f, nil
 }
 
 // scaling fits the data-parallel scaling model on every type measured at
@@ -242,14 +258,18 @@ func (b *gavelBuilder) families() error {
 	slices.Sort(models)
 	for _, model := range models {
 		spec := gavelModels[model]
+		mem, err := memoryOf(model)
+		if err != nil {
+			return err
+		}
 		bs := b.batches[model]
 		f := &Family{
-			Name: model, Class: elastico.Training, Params: spec.Params, Optimizer: spec.Optimizer,
-			Unit: "samples", RefBatch: max(bs[0], 1), model: spec, batches: bs,
+			Name: model, Class: elastico.Training, Params: mem.Params, Optimizer: spec.Optimizer,
+			Unit: "samples", RefBatch: max(bs[0], 1), model: spec, mem: mem, batches: bs,
 			Notes: []string{
 				"isolated throughput: Gavel's " + t.GPU.Model + " measurements (steps/s × per-GPU batch), on one server and spread (\"unconsolidated\")",
 				"co-location: Gavel's measured pairs; unmeasured pairs from the rank-one model",
-				"memory: " + spec.Source,
+				"memory: rst's memory model: " + mem.Basis,
 				"SM use: the step-time model (sim/models.go: smFromStepTimes)",
 			},
 		}
@@ -263,7 +283,7 @@ func (b *gavelBuilder) families() error {
 				return err
 			}
 			f.Noise.Phi = fit.Phi
-			f.Notes = append(f.Notes, fmt.Sprintf("statistical efficiency: Pollux's %s, φ = %.4g samples (rst.PolluxNoiseScale)", spec.Pollux, fit.Phi))
+			f.Notes = append(f.Notes, fmt.Sprintf("statistical efficiency: Pollux's %s (%s), φ = %.4g samples (rst.PolluxNoiseScale)", spec.Pollux, spec.Why, fit.Phi))
 		} else {
 			f.Notes = append(f.Notes, "statistical efficiency: not modelled (no batch knob, no gradient statistics)")
 		}
@@ -345,7 +365,7 @@ func (t *Truth) trainingConfig(f *Family, localBatch, gpus int) (Variant, error)
 		Throughput:       cons * float64(gpus) * perStep,
 		SpreadThroughput: spread * float64(gpus) * perStep,
 		SM:               t.kinds[kind].SM,
-		Memory:           f.model.memory(localBatch),
+		Memory:           f.mem.Replica(localBatch, false, f.model.AMP),
 		CPU:              trainCPU,
 		RAM:              trainRAM,
 		Efficiency:       f.efficiency(localBatch * gpus),

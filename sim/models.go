@@ -1,75 +1,53 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/rst"
 )
 
 // This file holds what no data set measures, as explicit models with their
 // sources. Each is used only where the data are silent, and every profile
 // built from one is marked Interpolated.
 
-// modelSpec describes a trained model for the memory model:
-//
-//	memory per replica = context + params·StateBytes + local batch·ActGiB + FixedGiB
-//
-// context is the CUDA context, cuDNN/cuBLAS workspaces and the caching
-// allocator's slack (1 GiB, PyTorch on a V100). StateBytes is 4 B per weight
-// and per gradient plus the optimizer's state: 4 B of momentum for SGD
-// (12 B), 8 B of moments for Adam (16 B), nothing for plain SGD (8 B).
-// ActGiB is the activation memory kept for the backward pass per sample, in
-// FP32, estimated from the model's feature-map sizes (sources per model).
+// modelSpec is what the ground truth adds to a model's measurements: how
+// its learning rate follows the batch size, and which Pollux model's
+// gradient statistics stand in for its statistical efficiency. Memory
+// comes from rst's memory model (rst.MemoryModelOf: parameters, optimizer
+// state and saved activations, with its sources), the same estimate the
+// library's RST uses, since no data set measured memory.
 type modelSpec struct {
-	Params     float64
-	StateBytes float64
-	ActGiB     float64
-	FixedGiB   float64
-	Optimizer  elastico.Optimizer
-	// Pollux names the Pollux application whose gradient statistics stand
-	// in for this model's statistical efficiency ("" = not modelled).
-	Pollux string
-	Source string
+	Optimizer elastico.Optimizer
+	// Pollux names the Pollux model whose gradient statistics stand in for
+	// this model's statistical efficiency ("" = not modelled), and Why says
+	// why it is a fair stand-in.
+	Pollux, Why string
+	// AMP says the model trains under mixed precision (Pollux's imagenet).
+	AMP bool
 }
-
-const contextGiB = 1.0
 
 // gavelModels are Gavel's seven models (scheduler/workloads in the Gavel
-// repository), with parameter counts from the cited architectures.
+// repository).
 var gavelModels = map[string]*modelSpec{
-	"ResNet-18": {
-		Params: 11.2e6, StateBytes: 12, ActGiB: 0.0063, Optimizer: elastico.SGD, Pollux: "cifar10",
-		Source: "ResNet-18 on CIFAR-10 (32×32), SGD+momentum; ~1.7 M saved FP32 activations per sample (conv, BN and ReLU outputs of the 64–512-channel stages at 32²…4²); Pollux's cifar10 is the same model and data",
-	},
-	"ResNet-50": {
-		Params: 25.6e6, StateBytes: 12, ActGiB: 0.075, Optimizer: elastico.SGD, Pollux: "imagenet",
-		Source: "ResNet-50 on ImageNet (224²), SGD+momentum; activations bounded by Gavel having run batch 128 on an 11.17 GiB K80 (≤ 0.077 GiB/sample) and NVIDIA's FP32 batch of 112 on a 16 GB V100; Pollux's imagenet is the same model and data",
-	},
-	"Transformer": {
-		Params: 50e6, StateBytes: 16, ActGiB: 0.015, Optimizer: elastico.Adam, Pollux: "bert",
-		Source: "Transformer-base (6+6 layers, d=512) on Multi30k, Adam; ~15 tokens per sentence × ~0.8 MB of saved activations per token and layer stack, plus logits; statistical efficiency borrowed from Pollux's bert (a Transformer) as the nearest measured model",
-	},
-	"LM": {
-		Params: 13.9e6, StateBytes: 8, ActGiB: 0.013, Optimizer: elastico.SGD, Pollux: "deepspeech2",
-		Source: "2-layer LSTM word LM on Wikitext-2 (PyTorch example: 200 units, 33,278-word vocabulary, bptt 35), plain SGD; dominated by 35×33,278 FP32 logits, their softmax and gradient per sample; statistical efficiency borrowed from Pollux's deepspeech2 (the measured recurrent model)",
-	},
-	"Recommendation": {
-		Params: 28.4e6, StateBytes: 16, ActGiB: 0.0004, Optimizer: elastico.Adam, Pollux: "ncf",
-		Source: "autoencoder collaborative filtering on MovieLens-20M (~26.7 k items in and out, 512-512-1024 hidden), Adam; ~0.4 MB of dense input, output and gradients per user; statistical efficiency from Pollux's ncf (same data set)",
-	},
-	"A3C": {
-		Params: 1.3e6, StateBytes: 16, ActGiB: 0, FixedGiB: 0.3, Optimizer: elastico.Adam,
-		Source: "A3C on Atari (conv + LSTM policy, ~1.3 M parameters), no batch knob: a small fixed working set; statistical efficiency not modelled",
-	},
-	"CycleGAN": {
-		Params: 28.3e6, StateBytes: 16, ActGiB: 0, FixedGiB: 3.0, Optimizer: elastico.Adam,
-		Source: "CycleGAN (two ResNet-9-block generators, two PatchGAN discriminators) on 256² images, batch 1, Adam; ~3 GiB of activations; statistical efficiency not modelled",
-	},
+	"ResNet-18":      {Optimizer: elastico.SGD, Pollux: "cifar10", Why: "the same network on the same data"},
+	"ResNet-50":      {Optimizer: elastico.SGD, Pollux: "imagenet", Why: "the same network on the same data"},
+	"Transformer":    {Optimizer: elastico.Adam, Pollux: "bert", Why: "the nearest measured Transformer"},
+	"LM":             {Optimizer: elastico.SGD, Pollux: "deepspeech2", Why: "the nearest measured recurrent network"},
+	"Recommendation": {Optimizer: elastico.Adam, Pollux: "ncf", Why: "recommendation on MovieLens as well"},
+	"A3C":            {Optimizer: elastico.Adam},
+	"CycleGAN":       {Optimizer: elastico.Adam},
 }
 
-func (m *modelSpec) memory(localBatch int) float64 {
-	return contextGiB + m.Params*m.StateBytes/(1<<30) + float64(localBatch)*m.ActGiB + m.FixedGiB
+// memoryOf returns rst's memory model of a model.
+func memoryOf(model string) (rst.MemoryModel, error) {
+	m, ok := rst.MemoryModelOf(model)
+	if !ok {
+		return rst.MemoryModel{}, fmt.Errorf("sim: model %q has no memory model in rst", model)
+	}
+	return m, nil
 }
 
 // Host resources per replica: a data loader of 4 cores and 12 GiB of host

@@ -83,6 +83,9 @@ type Truth struct {
 	// gavelTab and gavelUnc are Gavel's tables for this GPU (nil for truths
 	// built from other data).
 	gavelTab, gavelUnc *gavel.Table
+	// lines give the rank-one co-location model's sensitivity and pressure
+	// of a kind no pair measured, from its SM use: s0 + s1·SM, p0 + p1·SM.
+	lines struct{ s0, s1, p0, p1 float64 }
 	// CoLocationFit is the cross-validated error of the model that fills the
 	// pairs missing from the data (models.go).
 	CoLocationFit FitReport
@@ -113,15 +116,21 @@ type Family struct {
 	// Configs are the standard configurations, smallest batch and GPU count
 	// first. Truth.Config computes others (e.g. a trace's 16-GPU request).
 	Configs []Variant
+	// Work is the whole job in reference-equivalent samples, for families
+	// whose data define it (Pollux: the training its simulator runs); a
+	// trace that states no work, steps or duration uses it. Zero: none.
+	Work float64
 	// Notes say where each quantity comes from.
 	Notes []string
 
 	model *modelSpec
+	mem   rst.MemoryModel
 	// batches are the per-GPU batch sizes measured, ascending; gpus the
 	// measured GPU counts.
 	batches []int
 	gpus    []int
 	infer   *inferenceSpec
+	pollux  *polluxApp
 }
 
 // Variant is one configuration of a family as the ground truth runs it.
@@ -190,7 +199,7 @@ func (t *Truth) Config(family string, localBatch, gpus int) (Variant, error) {
 			return c, nil
 		}
 	}
-	if f.infer != nil || f.model == nil {
+	if f.infer != nil || (f.model == nil && f.pollux == nil) {
 		return Variant{}, fmt.Errorf("sim: family %q has no configuration with batch %d on %d GPUs", family, localBatch, gpus)
 	}
 	if gpus < 1 {
@@ -198,6 +207,9 @@ func (t *Truth) Config(family string, localBatch, gpus int) (Variant, error) {
 	}
 	if !slices.Contains(f.batches, localBatch) {
 		return Variant{}, fmt.Errorf("sim: family %q: batch %d not among %v", family, localBatch, f.batches)
+	}
+	if f.pollux != nil {
+		return t.polluxConfig(f, localBatch, gpus)
 	}
 	return t.trainingConfig(f, localBatch, gpus)
 }

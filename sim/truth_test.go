@@ -158,3 +158,63 @@ func TestClusterSpec(t *testing.T) {
 		t.Error("a cluster of 0 GPUs was accepted")
 	}
 }
+
+func TestPolluxTruth(t *testing.T) {
+	tr, err := PolluxTruth()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.GPU.Model != "T4" || tr.GPU.PerNode != 4 {
+		t.Fatalf("GPU %+v, want Pollux's T4 nodes of 4", tr.GPU)
+	}
+	for _, name := range []string{"bert", "cifar10", "deepspeech2", "imagenet", "ncf", "yolov3"} {
+		f, ok := tr.Family(name)
+		if !ok || len(f.Configs) == 0 || !(f.Work > 0) || f.Optimizer != elastico.AdaScale {
+			t.Fatalf("family %s: %v", name, f)
+		}
+		for _, c := range f.Configs {
+			if c.BatchSize < f.RefBatch || c.Memory > tr.GPU.Memory || !(c.Efficiency > 0 && c.Efficiency <= 1) {
+				t.Errorf("%s %s: batch %d (ref %d), %.1f GiB, efficiency %g", name, c.ID, c.BatchSize, f.RefBatch, c.Memory, c.Efficiency)
+			}
+		}
+	}
+	// cifar10 on one GPU at local batch 32: Pollux's measured step time.
+	c, err := tr.Config("cifar10", 32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 32 / 0.0427886962890625; math.Abs(c.Throughput-want) > 1e-9*want {
+		t.Errorf("cifar10 b32x1: %g samples/s, want Pollux's %g", c.Throughput, want)
+	}
+	// 48 GPUs is beyond Pollux's placements: modelled, spread.
+	big, err := tr.Config("imagenet", 200, 48)
+	if err != nil || big.Measured || big.Throughput != big.SpreadThroughput {
+		t.Errorf("imagenet on 48 GPUs: %+v, %v", big, err)
+	}
+	jobs, _, err := tr.Workload(mustShipped(t, "pollux/workload-6.csv"), WorkloadOptions{GPUs: 64, Load: 1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if j.Work != j.Family.Work {
+			t.Errorf("job %s: work %g, want the family's whole training %g", j.ID, j.Work, j.Family.Work)
+		}
+	}
+}
+
+func TestSpreadPlacement(t *testing.T) {
+	for n, want := range map[int]string{2: "11", 3: "12", 4: "22", 6: "33", 7: "34", 8: "44", 12: "444", 16: "4444"} {
+		if got := spreadPlacement(n, 4); got != want {
+			t.Errorf("spreadPlacement(%d, 4) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func mustShipped(t *testing.T, path string) *Trace {
+	t.Helper()
+	tr, err := ReadShipped(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}

@@ -116,7 +116,7 @@ func (t *Truth) Workload(tr *Trace, o WorkloadOptions) ([]Job, WorkloadStats, er
 
 	var kinds [][2]any // (family, batch) pairs to draw from
 	for _, f := range t.families {
-		if f.Class != elastico.Training || f.model == nil {
+		if f.Class != elastico.Training || len(f.batches) == 0 {
 			continue
 		}
 		for _, b := range f.batches {
@@ -248,6 +248,8 @@ func (t *Truth) bind(tr *Trace, tj TraceJob, o WorkloadOptions, rng *rand.Rand, 
 		work = tj.Steps * float64(max(req.LocalBatch, 1)) * req.Efficiency
 	case tj.Duration > 0:
 		work = tj.Duration * req.Goodput(spread)
+	case fam.Work > 0:
+		work = fam.Work
 	default:
 		return Job{}, fail("", "the trace states no work, steps or duration")
 	}

@@ -71,9 +71,9 @@ type options struct {
 
 func main() {
 	var o options
-	flag.StringVar(&o.trace, "trace", "", "trace file (default: the shipped "+defaultTrace+")")
+	flag.StringVar(&o.trace, "trace", "", "trace file, or shipped:<path> for an embedded one (default shipped:"+defaultTrace+"; also shipped:pollux/workload-<1..8>.csv)")
 	flag.StringVar(&o.format, "format", "", "trace format: "+strings.Join(sim.Formats, "|")+" (default gavel, or the shipped trace's)")
-	flag.StringVar(&o.gpu, "gpu", "v100", "GPU of the ground truth: v100|p100|k80 (Gavel's measurements)")
+	flag.StringVar(&o.gpu, "gpu", "", "ground truth: v100|p100|k80 (Gavel's measurements) or t4 (Pollux's); default t4 for -format pollux, else v100")
 	flag.IntVar(&o.gpus, "gpus", 64, "GPUs in the cluster")
 	flag.Float64Var(&o.load, "load", 1.0, "offered load: 1.0 = the requested GPU-time arrives at the cluster's capacity (0: the trace's own arrival times)")
 	flag.IntVar(&o.seeds, "seeds", 5, "seeds (each replays another window of the trace)")
@@ -142,6 +142,9 @@ func readTrace(path, format string) (*sim.Trace, error) {
 		}
 		return sim.ReadShipped(defaultTrace)
 	}
+	if strings.HasPrefix(path, "shipped:") {
+		return sim.ReadShipped(strings.TrimPrefix(path, "shipped:"))
+	}
 	if format == "" {
 		format = "gavel"
 	}
@@ -161,11 +164,23 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	if o.gpus < 1 || o.seeds < 1 {
 		return fmt.Errorf("-gpus %d and -seeds %d must be ≥ 1", o.gpus, o.seeds)
 	}
-	truth, err := sim.GavelTruth(o.gpu)
+	tr, err := readTrace(o.trace, o.format)
 	if err != nil {
 		return err
 	}
-	tr, err := readTrace(o.trace, o.format)
+	gpu := o.gpu
+	if gpu == "" {
+		gpu = "v100"
+		if tr.Format == "pollux" {
+			gpu = "t4"
+		}
+	}
+	var truth *sim.Truth
+	if gpu == "t4" {
+		truth, err = sim.PolluxTruth()
+	} else {
+		truth, err = sim.GavelTruth(gpu)
+	}
 	if err != nil {
 		return err
 	}
