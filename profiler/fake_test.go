@@ -129,8 +129,8 @@ func (l *fakeLauncher) Launch(ctx context.Context, req elastico.ProfileRequest) 
 // fakeSource returns canned readings: reading(i, dev) for the i-th sample
 // (counting warm-up) of device dev.
 type fakeSource struct {
-	hw      elastico.Hardware
-	hwErr   error
+	hw    elastico.Hardware
+	hwErr error
 	// hwFail, when set, returns the error of the i-th Hardware call.
 	hwFail  func(i int) error
 	hwCalls int

@@ -258,10 +258,10 @@ func TestSourceBroken(t *testing.T) {
 			wantText: "no device matches GPU 3 (the scrape has gpu 0 " + captureUUID + ", gpu 0 " + captureUUID + " MIG instance 13)",
 		},
 		{
-			name:     "no such pod",
-			page:     func(int) (int, string) { return 200, capture },
-			sel:      Selector{Namespace: "ml", Pod: "resnet-0"},
-			wantIs:   profiler.ErrNotVisible, wantText: "no device matches any GPU of pod ml/resnet-0",
+			name:   "no such pod",
+			page:   func(int) (int, string) { return 200, capture },
+			sel:    Selector{Namespace: "ml", Pod: "resnet-0"},
+			wantIs: profiler.ErrNotVisible, wantText: "no device matches any GPU of pod ml/resnet-0",
 		},
 		{
 			name: "ambiguous selector",
