@@ -238,8 +238,11 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 	for _, id := range ids {
 		r := a.jr.jobs[id]
 		sj := byID[id]
-		if sj != nil && sj.Submit != r.Submit {
+		if sj != nil && !r.same(sj) {
 			sj = nil // slurmctld gave the ID to another job
+		}
+		if sj != nil && sj.Submit != r.Submit {
+			r.Submit = sj.Submit // requeued
 		}
 		if sj == nil {
 			a.missing[id]++
@@ -298,7 +301,7 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 		if sj.Done() {
 			continue
 		}
-		if r := a.jr.jobs[sj.ID]; r != nil && r.Submit == sj.Submit {
+		if r := a.jr.jobs[sj.ID]; r != nil && r.same(sj) {
 			if r.active() {
 				// Its GPUs are the adapter's, even while a start or a
 				// relaunch is under way and Slurm holds nothing yet.

@@ -616,3 +616,44 @@ func TestPendingForeignJobKeepsItsGPU(t *testing.T) {
 		t.Errorf("our waiting job: calls %q, want its status set once", c)
 	}
 }
+
+func TestGrowInPlaceButNeverShrink(t *testing.T) {
+	f := newFake(2, 4)
+	a := f.submit("elastico:train | b=64 sm=.5 mem=8 tput=100 | b=128 g=2 sm=1 mem=8 tput=190", true, "")
+	id := strconv.Itoa(a)
+	h := newHarness(t, f, startAs(map[string]elastico.Assignment{id: {ConfigID: "b64-g1", GPUs: []string{"node1/gpu0"}}}))
+	h.tick()
+	f.schedule()
+	to := func(cfg string, gpus ...string) func(*elastico.State) *elastico.Plan {
+		return func(st *elastico.State) *elastico.Plan {
+			p := keep(st)
+			if j := st.Jobs[0]; j.Running.ConfigID != cfg {
+				p.Actions = []elastico.Action{{Kind: elastico.Reconfigure, JobID: id, From: j.Running, To: &elastico.Assignment{ConfigID: cfg, GPUs: gpus}}}
+			}
+			return p
+		}
+	}
+	n := len(f.calls)
+	h.s.plan = to("b128-g2", "node1/gpu0", "node1/gpu1")
+	for range 4 {
+		h.tick()
+		h.now = h.now.Add(time.Second)
+	}
+	f.schedule()
+	want := []string{
+		"requeuehold 1",
+		"update 1 Gres=shard:gpu0:4,shard:gpu1:4 StartTime=now AdminComment=elastico: gen 2: b128-g2 on node1/gpu0,node1/gpu1 (shard:gpu0:4,shard:gpu1:4)",
+		"release 1",
+	}
+	if diff := cmp.Diff(want, f.calls[n:]); diff != "" {
+		t.Errorf("grow: calls (-want +got):\n%s", diff)
+	}
+	if got := FormatGres(f.gres[a]); got != "shard:gpu0:4,shard:gpu1:4" {
+		t.Errorf("Slurm holds %s for the job", got)
+	}
+	h.s.plan = to("b64-g1", "node1/gpu1")
+	rep := h.tick()
+	if len(rep.Actions) != 1 || !strings.Contains(rep.Actions[0].Outcome, "moving or shrinking it needs a new job") {
+		t.Errorf("shrink: %+v, want declined", rep.Actions)
+	}
+}

@@ -103,6 +103,8 @@ func (a *Adapter) start(ctx context.Context, act elastico.Action, j *elastico.Jo
 	r := &Record{
 		SlurmID:  c.sj.ID,
 		Submit:   c.sj.Submit,
+		User:     c.sj.User,
+		Name:     c.sj.Name,
 		Spec:     c.text,
 		Phase:    PhaseStart,
 		Gen:      1,
@@ -136,8 +138,10 @@ func (a *Adapter) reconfigure(ctx context.Context, act elastico.Action, j *elast
 	if act.To == nil {
 		return "declined: no target assignment", nil
 	}
-	if !sameSet(act.To.GPUs, r.GPUs) {
-		return "declined: a Slurm job keeps the GPUs it started on (GRES updates merge); moving it needs a new job", nil
+	// A GRES update is merged into the job's list: GPUs can be added to a
+	// job (growing in place) but never taken away from it.
+	if !subset(r.GPUs, act.To.GPUs) {
+		return "declined: a Slurm job keeps the GPUs it started on (GRES updates merge); moving or shrinking it needs a new job", nil
 	}
 	if r.Phase != PhaseLaunched {
 		return "deferred: a launch of the job is under way (" + string(r.Phase) + ")", nil
@@ -159,18 +163,19 @@ func (a *Adapter) reconfigure(ctx context.Context, act elastico.Action, j *elast
 			s.whole--
 		}
 	}
-	slots, kind, shards, why := a.request(r.GPUs, p, inv, &r.Kind)
+	slots, kind, shards, why := a.request(act.To.GPUs, p, inv, &r.Kind)
 	if why != "" {
 		inv.hold(r.Node, old, true)
 		return "deferred: " + why, nil
 	}
 	sj := byID[id]
-	if sj == nil || sj.Submit != r.Submit || sj.Done() {
+	if !r.same(sj) || sj.Done() {
 		inv.hold(r.Node, old, true)
 		return "declined: the job has ended", nil
 	}
 	r.Gen++
 	r.ConfigID = p.Config.ID
+	r.GPUs = slices.Clone(act.To.GPUs)
 	r.Kind = kind
 	r.Gres = gresFor(slots, kind, shards)
 	r.CPUs = cpusFor(p)
@@ -412,6 +417,16 @@ func (a *Adapter) launched(r *Record, sj *Job, now time.Time) {
 	r.Attempts, r.Error = 0, ""
 	r.Launches = append(r.Launches, Launch{Gen: r.Gen, Run: sj.Restarts, ConfigID: r.ConfigID, GPUs: slices.Clone(r.GPUs), Gres: r.Gres, At: now})
 	a.log.Info("launched", "job", r.SlurmID, "gen", r.Gen, "run", sj.Restarts, "config", r.ConfigID, "gpus", strings.Join(r.GPUs, ","), "gres", r.Gres)
+}
+
+// subset reports whether every element of a is in b.
+func subset(a, b []string) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
 }
 
 func sameSet(a, b []string) bool {

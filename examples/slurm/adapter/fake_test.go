@@ -231,6 +231,8 @@ func (f *fakeSlurm) requeueHold(id int) error {
 	}
 	j.State, j.Priority, j.Reason = "PENDING", 0, "job_requeued_in_held_state"
 	j.Restarts++
+	f.clock++
+	j.Submit = f.clock // slurmctld moves a requeued job's submit time to the requeue
 	j.GresDetail = nil
 	return nil
 }

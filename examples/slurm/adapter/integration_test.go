@@ -17,6 +17,7 @@ import (
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/examples/slurm/slurmtest"
+	"github.com/elastico/elastico/pds"
 )
 
 // recorder wraps the Scheduler under test and keeps every plan it made.
@@ -24,10 +25,27 @@ type recorder struct {
 	inner elastico.Scheduler
 	mu    sync.Mutex
 	plans []*elastico.Plan
+	logf  func(string, ...any) // logs each new plan
+	last  string
 }
 
 func (r *recorder) Epoch(ctx context.Context, st *elastico.State) (*elastico.Plan, error) {
 	p, err := r.inner.Epoch(ctx, st)
+	if err == nil && r.logf != nil {
+		var b strings.Builder
+		for _, a := range p.Actions {
+			fmt.Fprintf(&b, " [%s]", a)
+		}
+		for _, d := range p.Decisions {
+			if d.Assignment == nil {
+				fmt.Fprintf(&b, " [%s waits: %s]", d.JobID, d.Status)
+			}
+		}
+		if s := b.String(); s != r.last {
+			r.last = s
+			r.logf("plan for %d jobs:%s", len(st.Jobs), s)
+		}
+	}
 	if err == nil && len(p.Actions) > 0 {
 		r.mu.Lock()
 		r.plans = append(r.plans, p)
@@ -112,8 +130,8 @@ func TestSlurm(t *testing.T) {
 	t.Logf("slurm up in %v (root %s)", time.Since(t0).Round(time.Millisecond), c.Root)
 	out := filepath.Join(c.Root, "out")
 
-	sched := &recorder{inner: newScheduler(t)}
 	logs := &syncBuffer{}
+	sched := &recorder{inner: newScheduler(t), logf: func(f string, a ...any) { fmt.Fprintf(logs, "PLAN "+f+"\n", a...) }}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	cli := &CLI{Conf: c.Conf}
 	var adapter *Adapter
@@ -212,11 +230,32 @@ echo "end $SLURM_JOB_ID $r $(date +%%s.%%N)" >> %[1]s/runs.log`, out, sleep)
 		}
 		return n >= 3
 	})
-	stop()
-	tRestart := time.Now()
-	c.RestartController()
-	stop = startAdapter()
-	t.Logf("restarted the adapter and slurmctld at %v (took %v)", tRestart.Sub(t0).Round(time.Millisecond), time.Since(tRestart).Round(time.Millisecond))
+	restart := func(why string) {
+		stop()
+		at := time.Now()
+		c.RestartController()
+		stop = startAdapter()
+		t.Logf("restarted the adapter and slurmctld at %v, %s (took %v)", at.Sub(t0).Round(time.Millisecond), why, time.Since(at).Round(time.Millisecond))
+	}
+	restart("with jobs running and others waiting")
+
+	// A second restart in the middle of a reconfiguration (the job stopped,
+	// its new run not yet released), if the plan reconfigures one within
+	// 20 s: the journal says so.
+	journal := filepath.Join(state, "journal.json")
+	relaunching := func() bool {
+		b, _ := os.ReadFile(journal)
+		return bytes.Contains(b, []byte(`"Phase": "relaunch"`))
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !relaunching() && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if relaunching() {
+		restart("between a reconfiguration's requeue and its relaunch")
+	} else {
+		t.Logf("no reconfiguration within 20 s: no second restart")
+	}
 
 	waitUntil("every runnable job completed", 90*time.Second, func() bool {
 		m := slurmJobs()
@@ -269,6 +308,16 @@ echo "end $SLURM_JOB_ID $r $(date +%%s.%%N)" >> %[1]s/runs.log`, out, sleep)
 				t.Errorf("job %d run %d ended without a start", id, r)
 			} else {
 				runs[id][r].end = ts
+			}
+		}
+	}
+
+	// A run stopped by a requeue writes no end: it ended before the next
+	// run started.
+	for _, rs := range runs {
+		for r, x := range rs {
+			if x.end == 0 && rs[r+1] != nil {
+				x.end = rs[r+1].start
 			}
 		}
 	}
@@ -404,8 +453,8 @@ echo "end $SLURM_JOB_ID $r $(date +%%s.%%N)" >> %[1]s/runs.log`, out, sleep)
 			r.batch, r.mps, r.lr, r.start-float64(t0.UnixNano())/1e9, r.end-float64(t0.UnixNano())/1e9, r.sharedWith)
 	}
 	t.Logf("runs (times from the test's start):\n%s", b.String())
-	t.Logf("%d of %d runs shared a GPU; %d plans with actions; restart at %v; total %v",
-		shared, len(rows), len(sched.plans), tRestart.Sub(t0).Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
+	t.Logf("%d of %d runs shared a GPU; %d plans with actions; total %v",
+		shared, len(rows), len(sched.plans), time.Since(t0).Round(time.Millisecond))
 	t.Logf("adapter log:\n%s", logs)
 }
 
@@ -425,5 +474,11 @@ func readEnv(t *testing.T, path string) map[string]string {
 	return m
 }
 
-// newScheduler is the Scheduler the integration test runs.
-func newScheduler(t *testing.T) elastico.Scheduler { return firstFit{} }
+// newScheduler is the Scheduler the integration test runs: the default.
+func newScheduler(t *testing.T) elastico.Scheduler {
+	s, err := pds.New(pds.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

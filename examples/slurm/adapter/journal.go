@@ -42,9 +42,12 @@ const (
 // Record is the adapter's memory of one job it manages.
 type Record struct {
 	SlurmID int
-	// Submit is the job's submit time: slurmctld may give a lost job's ID
-	// to a new job, and the journal must not take one for the other.
+	// Submit, User and Name tell the job from another that got its ID
+	// (slurmctld gives the ID of a job it lost to the next one). A requeue
+	// moves a job's submit time forward: Submit follows it.
 	Submit int64
+	User   string
+	Name   string
 	// Spec is the job's spec text, frozen at its first start, so that an
 	// edited comment or family file cannot pull a running job's
 	// configuration out of its family.
@@ -76,6 +79,19 @@ type Launch struct {
 	GPUs     []string
 	Gres     string
 	At       time.Time
+}
+
+// same reports whether sj is the job of the record: the same submit time,
+// or a later one after a requeue (a restart count above zero) with the same
+// user and name. A new job that got a lost job's ID has not been requeued.
+func (r *Record) same(sj *Job) bool {
+	switch {
+	case sj == nil || sj.ID != r.SlurmID:
+		return false
+	case sj.Submit == r.Submit:
+		return true
+	}
+	return sj.Restarts > 0 && sj.Submit > r.Submit && sj.User == r.User && sj.Name == r.Name
 }
 
 // active reports whether the adapter still drives the job.
