@@ -433,6 +433,7 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 		return rep, fmt.Errorf("adapter: epoch: %w", err)
 	}
 	rep.Plan = plan
+	a.log.Debug("epoch", "jobs", len(state.Jobs), "gpus", state.Cluster.NumGPUs(), "actions", len(plan.Actions), "took", plan.Stats.Total)
 	a.jr.carry = plan.Carry
 	if err := a.apply(ctx, plan, state, inv, pending, byID, rep, now); err != nil {
 		return rep, err
