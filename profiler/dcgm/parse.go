@@ -57,25 +57,27 @@ type Scrape struct {
 	Devices []*Device
 }
 
-// labels are the label names that identify a device, in lower case: the
-// exporter has written several of them in both cases over its versions.
-const (
-	lGPU          = "gpu"
-	lUUID         = "uuid"
-	lInstance     = "gpu_i_id"
-	lProfile      = "gpu_i_profile"
-	lModel        = "modelname"
-	lDevName      = "dcgm_fi_dev_name"
-	lDriver       = "dcgm_fi_driver_version"
-	lHostname     = "hostname"
-	lPCIBusID     = "pci_bus_id"
-	lPod          = "pod"
-	lPodOld       = "pod_name"
-	lNamespace    = "namespace"
-	lNamespaceOld = "pod_namespace"
-	lContainer    = "container"
-	lContainerOld = "container_name"
-)
+// labelField returns where a label goes, or nil for a label that does not
+// identify the device. The exporter has written several names in both cases
+// over its versions (UUID/uuid, Hostname/hostname), and 1.x wrote the
+// Kubernetes ones differently (pod_name, pod_namespace, container_name).
+func labelField(d *Device, p *Pod, name string) *string {
+	for _, l := range []struct {
+		name string
+		dst  *string
+	}{
+		{"gpu", &d.GPU}, {"UUID", &d.UUID}, {"GPU_I_ID", &d.Instance}, {"GPU_I_PROFILE", &d.Profile},
+		{"modelName", &d.Model}, {"DCGM_FI_DEV_NAME", &d.Model}, {"DCGM_FI_DRIVER_VERSION", &d.Driver},
+		{"Hostname", &d.Hostname}, {"pci_bus_id", &d.PCIBusID},
+		{"pod", &p.Name}, {"pod_name", &p.Name}, {"namespace", &p.Namespace}, {"pod_namespace", &p.Namespace},
+		{"container", &p.Container}, {"container_name", &p.Container},
+	} {
+		if strings.EqualFold(name, l.name) {
+			return l.dst
+		}
+	}
+	return nil
+}
 
 // Parse reads a dcgm-exporter /metrics page (Prometheus text format). name
 // (a URL or a file) prefixes its errors. Metrics that are not DCGM fields
@@ -92,7 +94,9 @@ func Parse(r io.Reader, name string) (*Scrape, error) {
 		return nil, fmt.Errorf("dcgm: %s: %w", name, err)
 	}
 	s := &Scrape{}
-	byKey := make(map[string]*Device)
+	type devKey struct{ id, instance string }
+	byKey := make(map[devKey]*Device)
+	var pod Pod
 	// The parser returns a map: walk it by name, for a stable device order.
 	for _, fname := range slices.Sorted(maps.Keys(fams)) {
 		fam := fams[fname]
@@ -105,29 +109,29 @@ func Parse(r io.Reader, name string) (*Scrape, error) {
 			if !ok {
 				continue
 			}
-			lab := make(map[string]string, len(m.GetLabel()))
+			var lab Device
+			pod = Pod{}
 			for _, lp := range m.GetLabel() {
-				lab[strings.ToLower(lp.GetName())] = lp.GetValue()
+				if dst := labelField(&lab, &pod, lp.GetName()); dst != nil && *dst == "" {
+					*dst = lp.GetValue()
+				}
 			}
-			if lab[lGPU] == "" && lab[lUUID] == "" {
+			if lab.GPU == "" && lab.UUID == "" {
 				continue
 			}
-			d := &Device{
-				GPU: lab[lGPU], UUID: lab[lUUID], Instance: lab[lInstance], Profile: lab[lProfile],
-				Model: first(lab[lModel], lab[lDevName]), Driver: lab[lDriver],
-				Hostname: lab[lHostname], PCIBusID: lab[lPCIBusID],
+			k := devKey{lab.UUID, lab.Instance}
+			if k.id == "" {
+				k.id = "gpu " + lab.GPU
 			}
-			key := d.Key()
-			if old, ok := byKey[key]; ok {
-				old.merge(d)
-				d = old
+			d, ok := byKey[k]
+			if ok {
+				d.merge(&lab)
 			} else {
+				d = &lab
 				d.Fields = make(map[FieldID]float64)
-				byKey[key] = d
+				byKey[k] = d
 				s.Devices = append(s.Devices, d)
 			}
-			pod := Pod{Namespace: first(lab[lNamespace], lab[lNamespaceOld]), Name: first(lab[lPod], lab[lPodOld]),
-				Container: first(lab[lContainer], lab[lContainerOld])}
 			if pod != (Pod{}) && !slices.Contains(d.Pods, pod) {
 				d.Pods = append(d.Pods, pod)
 			}

@@ -336,11 +336,12 @@ func (s *Source) Reading(d *Device) profiler.Reading {
 	}
 	ratioOrPercent(elastico.GrEngineActive, ProfGrEngineActive, DevGPUUtil)
 	ratioOrPercent(elastico.DRAMActive, ProfDRAMActive, DevMemCopyUtil)
-	for c, id := range map[elastico.Counter]FieldID{
-		elastico.SMActive: ProfSMActive, elastico.SMOccupancy: ProfSMOccupancy, elastico.TensorActive: ProfPipeTensorActive,
-	} {
-		if v, ok := f(id); ok {
-			set(c, v)
+	for _, cf := range [...]struct {
+		c  elastico.Counter
+		id FieldID
+	}{{elastico.SMActive, ProfSMActive}, {elastico.SMOccupancy, ProfSMOccupancy}, {elastico.TensorActive, ProfPipeTensorActive}} {
+		if v, ok := f(cf.id); ok {
+			set(cf.c, v)
 		}
 	}
 	fp32, ok32 := f(ProfPipeFP32Active)
