@@ -15,7 +15,6 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-
 func TestNewStat(t *testing.T) {
 	tests := []struct {
 		name string
