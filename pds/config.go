@@ -12,15 +12,16 @@ import (
 // Defaults of Config, each used when its field is zero (DESIGN.md 4.5: every
 // parameter has a documented default and a validated range).
 const (
-	// DefaultReservation is γ of Eq. 12: half of every waiting job's
-	// smallest footprint is held back from the market for it.
+	// DefaultReservation is γ of Eq. 12: half of every job's smallest
+	// footprint is held for it.
 	DefaultReservation = 0.5
 	// DefaultAlpha is α: a configuration loses α of value per unit of
 	// predicted slowdown above tolerance, per co-runner and direction. On
 	// the scale of w·G̃ ∈ (0, w], a pair 0.2 above tolerance costs 0.2.
 	DefaultAlpha = 1.0
-	// DefaultSwitchingCost is γ0: changing a running job's configuration
-	// must gain at least 5 % of its best goodput, so near-ties do not flap.
+	// DefaultSwitchingCost is γ0: starting a job or changing a running
+	// job's configuration must gain at least 5 % of its best goodput, so
+	// near-ties do not flap.
 	DefaultSwitchingCost = 0.05
 	// DefaultDelta is Δ: the learned penalty a configuration gets each time
 	// it is found predicted above tolerance beside a co-runner.
@@ -59,15 +60,16 @@ type Config struct {
 	// Tolerance is τ(t) of Eq. 11. Zero: iac.DefaultTolerance.
 	Tolerance Tolerance
 
-	// Reservation is γ ∈ (0, 1] of Eq. 12. Zero: DefaultReservation; to
-	// reserve nothing set Ablation.NoReservation.
+	// Reservation is γ ∈ (0, 1] of Eq. 12: the fraction of each job's
+	// smallest footprint held for it (see the package doc). Zero:
+	// DefaultReservation; to reserve nothing set Ablation.NoReservation.
 	Reservation float64
 	// Alpha is α, the weight of predicted interference in Γ. Zero:
 	// DefaultAlpha; valid range (0, MaxAlpha].
 	Alpha float64
-	// SwitchingCost is γ0, charged to every configuration of a running job
-	// other than its current one. Zero: DefaultSwitchingCost; valid range
-	// (0, MaxSwitchingCost].
+	// SwitchingCost is γ0, charged to every configuration of a job other
+	// than the one it runs under (all of a waiting job's). Zero:
+	// DefaultSwitchingCost; valid range (0, MaxSwitchingCost].
 	SwitchingCost float64
 	// Delta is Δ, the learned penalty per violation. Zero: DefaultDelta;
 	// valid range (0, MaxDelta].

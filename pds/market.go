@@ -68,8 +68,8 @@ func (e *epoch) buildMarket() {
 		}
 	}
 
-	// Options: the feasible configurations, and R_min of waiting jobs.
-	var queue elastico.Vector
+	// Options: the feasible configurations, and R_min of every job.
+	var queue, held elastico.Vector
 	ab := &e.cfg.Ablation
 	for j := range e.jobs {
 		js := &e.jobs[j]
@@ -113,41 +113,51 @@ func (e *epoch) buildMarket() {
 		}
 		js.bidder = int32(len(e.bidJob))
 		e.bidJob = append(e.bidJob, int32(j))
-		if !js.running {
-			rmin := e.options[js.first].Demand
-			for o := js.first + 1; o < js.first+js.n; o++ {
-				for r := range rmin {
-					rmin[r] = math.Min(rmin[r], e.options[o].Demand[r])
-				}
+		rmin := e.options[js.first].Demand
+		for o := js.first + 1; o < js.first+js.n; o++ {
+			for r := range rmin {
+				rmin[r] = math.Min(rmin[r], e.options[o].Demand[r])
 			}
-			js.rmin = rmin
+		}
+		js.rmin = rmin
+		if js.running {
+			held = held.Add(rmin)
+		} else {
 			queue = queue.Add(rmin)
 		}
 	}
 
-	// Queue pressure, tolerance, reservation. Each waiting job's share of
-	// the reservation is its own: the market sees its options' demand less
-	// γ·R_min, so that whatever the market admits within C_eff really fits
-	// C, and what it leaves of a waiting job's reservation stays free.
+	// Queue pressure (Eq. 11) and tolerance.
 	e.q = queue.DominantShare(e.capacity)
 	if math.IsInf(e.q, 1) || math.IsNaN(e.q) {
 		e.q = math.MaxFloat64
 	}
 	e.tau = e.cfg.Tolerance.At(e.q)
+
+	// Reservation (Eq. 12). γ·R_min of each job is held for that job: the
+	// market sees C_eff = C − γ·Σ R_min and each option's demand less the
+	// job's own γ·R_min, so whatever it admits within C_eff fits C, and
+	// deferring a job frees only what lies above its reservation. For a
+	// waiting job this is Eq. 12: its reservation stays free for it, and
+	// admitting it at its smallest configuration is cheap. Eq. 12 reserves
+	// for waiting jobs only; then the market would evict a running job for
+	// a waiting one of equal value, and the next epoch evict it back. A
+	// running job's reservation changes nothing while it runs (the same
+	// amount leaves both sides) and makes evicting it as unattractive as
+	// admitting a waiting job is attractive. When Σ R_min exceeds C, every
+	// reservation shrinks in proportion: at most γ·C is held.
 	gamma := e.cfg.Reservation
 	if ab.NoReservation {
 		gamma = 0
 	}
-	// A queue larger than the cluster reserves at most γ of it: each
-	// waiting job's share shrinks in proportion (scale), so that running
-	// jobs keep (1−γ)·C whatever the queue.
+	all := queue.Add(held)
 	var scale elastico.Vector
 	for r := range scale {
 		scale[r] = gamma
-		if queue[r] > e.capacity[r] {
-			scale[r] = gamma * e.capacity[r] / queue[r]
+		if all[r] > e.capacity[r] {
+			scale[r] = gamma * e.capacity[r] / all[r]
 		}
-		e.effCap[r] = math.Max(0, e.capacity[r]-scale[r]*queue[r])
+		e.effCap[r] = math.Max(0, e.capacity[r]-scale[r]*all[r])
 	}
 	e.real = grow(e.real, len(e.options))
 	for o := range e.options {
@@ -155,7 +165,7 @@ func (e *epoch) buildMarket() {
 	}
 	for j := range e.jobs {
 		js := &e.jobs[j]
-		if js.running || js.n == 0 || gamma == 0 {
+		if js.n == 0 || gamma == 0 {
 			continue
 		}
 		var own elastico.Vector
@@ -182,7 +192,9 @@ func (e *epoch) buildMarket() {
 		carried := st.Carry.Penalties[js.job.ID]
 		for o := js.first; o < js.first+js.n; o++ {
 			k := e.optFam[o]
-			if js.running && k != js.cur {
+			if k != js.cur {
+				// Starting a job and reshaping one are both switches: the
+				// incumbent wins ties, so near-equal jobs do not take turns.
 				e.base[o] += e.cfg.SwitchingCost
 			}
 			if carried != nil {
