@@ -386,7 +386,7 @@ func (s *Source) read(g *gpu, pids []int) (profiler.Reading, error) {
 
 	p, ret := g.dev.GetPowerUsage()
 	okP, err := check(g, "GetPowerUsage", ret)
-	if err != nil {
+	if err != nil || !okP {
 		return r, err
 	}
 	limit, ret := g.dev.GetEnforcedPowerLimit()
@@ -394,7 +394,7 @@ func (s *Source) read(g *gpu, pids []int) (profiler.Reading, error) {
 	if err != nil {
 		return r, err
 	}
-	if okP && okL && limit > 0 {
+	if okL && limit > 0 {
 		set(elastico.PowerFrac, float64(p)/float64(limit))
 	}
 	return r, nil
