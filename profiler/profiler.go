@@ -154,8 +154,11 @@ var (
 // Profile launches req's configuration alone, warms it up, samples it every
 // Interval for Window, and returns its profile: throughput from the job's
 // own reports and demand and counters from the source, each a trimmed mean
-// over the window (GPU memory and host RAM: the peak). The job is stopped
-// before Profile returns.
+// over the window (GPU memory, the framebuffer fraction and host RAM: the
+// peak). Counters are averaged over the configuration's GPUs, and a counter
+// counts as measured when at least half of the window's samples have it.
+// Host CPU and RAM are the job's, divided by its GPU count (Demand is per
+// replica). The job is stopped before Profile returns.
 func (p *Profiler) Profile(ctx context.Context, req elastico.ProfileRequest) (elastico.Profile, error) {
 	name := req.Family + "/" + req.Config.ID
 	if req.Family == "" {
