@@ -48,7 +48,10 @@ type device interface {
 	GpmSampleGet(gonvml.GpmSample) gonvml.Return
 }
 
-var _ device = gonvml.Device(nil)
+var (
+	_ device          = gonvml.Device(nil)
+	_ profiler.Source = (*Source)(nil)
+)
 
 // ErrLibraryNotFound is wrapped by Open's error when libnvidia-ml cannot be
 // loaded: the node has no NVIDIA driver, or the process cannot see it.
