@@ -9,6 +9,7 @@ import (
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/placement"
+	"github.com/elastico/elastico/rst"
 )
 
 // tablePredictor is a fake Predictor: table["victim|aggressor"], each side
@@ -243,8 +244,24 @@ func checkPlan(t *testing.T, st *elastico.State, plan *elastico.Plan, pred elast
 				t.Errorf("migrate of waiting job %s", a.JobID)
 			}
 		}
-		if a.Kind != elastico.Preempt && (a.Launch.BatchSize == 0 && a.Launch.MemoryFraction == 0) {
-			t.Errorf("action %v has no launch parameters", a)
+		if a.Kind != elastico.Preempt {
+			// The launch parameters are rst.Launch's for the target.
+			var job *elastico.Job
+			for i := range st.Jobs {
+				if st.Jobs[i].ID == a.JobID {
+					job = &st.Jobs[i]
+				}
+			}
+			p, _ := job.Profile(a.To.ConfigID)
+			var gs []rst.LaunchGPU
+			for _, id := range a.To.GPUs {
+				r := idx[id]
+				hw := st.Cluster.Nodes[r.Node].GPUs[r.GPU]
+				gs = append(gs, rst.LaunchGPU{Index: r.GPU, Memory: hw.Memory, Shared: hw.Shared})
+			}
+			if want := rst.Launch(job, p, gs); a.Launch != want {
+				t.Errorf("action %v: launch %+v, want %+v", a, a.Launch, want)
+			}
 		}
 		if a.Kind != elastico.Start && (a.From == nil || cur == nil || a.From.ConfigID != cur.ConfigID) {
 			t.Errorf("action %v: From does not match the running assignment %v", a, cur)
