@@ -70,9 +70,9 @@ func bytesState(data []byte) *elastico.State {
 		for k := range r.intn(4) {
 			g := 1 + r.intn(3)
 			p := elastico.Profile{
-				Family: families[r.intn(len(families))],
-				Config: elastico.Configuration{ID: fmt.Sprintf("c%d", k%(1+r.intn(4))), BatchSize: 8 * r.intn(9), GPUs: g},
-				Demand: elastico.Demand{GPUs: g, SM: r.num(1.2), GPUMemory: r.num(60), CPU: r.num(8), RAM: r.num(64)},
+				Family:     families[r.intn(len(families))],
+				Config:     elastico.Configuration{ID: fmt.Sprintf("c%d", k%(1+r.intn(4))), BatchSize: 8 * r.intn(9), GPUs: g},
+				Demand:     elastico.Demand{GPUs: g, SM: r.num(1.2), GPUMemory: r.num(60), CPU: r.num(8), RAM: r.num(64)},
 				Throughput: r.num(500), Efficiency: r.num(1),
 			}
 			j.Family = append(j.Family, p)
