@@ -101,6 +101,8 @@ type Adapter struct {
 	// missing counts consecutive ticks a journaled job was absent from
 	// squeue: one absence is not enough to call it lost.
 	missing map[int]int
+	// status remembers when each waiting job's AdminComment was last set.
+	status map[int]statusMark
 }
 
 // New opens (or creates) the state directory, takes its lock and loads the
@@ -124,7 +126,7 @@ func New(cfg Config) (*Adapter, error) {
 		lock.Close()
 		return nil, err
 	}
-	a := &Adapter{cfg: cfg, log: cfg.Logger, jr: jr, lock: lock, said: map[string]string{}, missing: map[int]int{}}
+	a := &Adapter{cfg: cfg, log: cfg.Logger, jr: jr, lock: lock, said: map[string]string{}, missing: map[int]int{}, status: map[int]statusMark{}}
 	n := 0
 	for _, r := range jr.jobs {
 		if r.active() {
@@ -307,6 +309,9 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 				// relaunch is under way and Slurm holds nothing yet.
 				gs, _ := ParseGres(r.Gres)
 				inv.hold(r.Node, gs, true)
+				if n := inv.node(r.Node); n != nil {
+					n.ours += float64(r.CPUs)
+				}
 			} else if sj.Holds() {
 				inv.holdForeign(sj)
 			}

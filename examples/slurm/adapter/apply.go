@@ -63,22 +63,40 @@ func (a *Adapter) apply(ctx context.Context, plan *elastico.Plan, state *elastic
 		if !ok || a.jr.jobs[c.sj.ID] != nil {
 			continue
 		}
-		why := waiting[d.JobID]
+		why, kind := waiting[d.JobID], "deferred"
 		if why == "" {
 			if d.Assignment != nil {
 				continue
 			}
-			why = d.Status.String()
+			why, kind = d.Status.String(), d.Status.Code.String()
 		}
 		text := truncate("elastico: waiting: "+why, 500)
 		if c.sj.AdminComment == text {
 			continue
 		}
+		// The reasons carry prices that move every epoch: rewrite the
+		// comment when the kind of wait changes, else once a StatusEvery,
+		// not on every tick (each update is a slurmctld state save).
+		last := a.status[c.sj.ID]
+		if last.kind == kind && now.Sub(last.at) < StatusEvery {
+			continue
+		}
 		if err := a.cfg.Slurm.Update(ctx, c.sj.ID, "AdminComment="+text); err != nil {
 			a.sayOnce(slog.LevelWarn, "status:"+d.JobID, "could not set AdminComment", "job", d.JobID, "err", err)
+			continue
 		}
+		a.status[c.sj.ID] = statusMark{kind: kind, at: now}
 	}
 	return nil
+}
+
+// StatusEvery is the least time between two rewrites of a waiting job's
+// AdminComment for the same kind of wait.
+const StatusEvery = 30 * time.Second
+
+type statusMark struct {
+	kind string
+	at   time.Time
 }
 
 // start launches a held job on the GPUs the plan chose.
@@ -96,7 +114,7 @@ func (a *Adapter) start(ctx context.Context, act elastico.Action, j *elastico.Jo
 	if !ok {
 		return fmt.Sprintf("declined: configuration %q is not in the job's family", act.To.ConfigID), nil
 	}
-	slots, kind, shards, why := a.request(act.To.GPUs, p, inv, nil)
+	slots, kind, shards, why := a.request(act.To.GPUs, p, inv, nil, 0)
 	if why != "" {
 		return "deferred: " + why, nil
 	}
@@ -122,6 +140,10 @@ func (a *Adapter) start(ctx context.Context, act elastico.Action, j *elastico.Jo
 	}
 	gs, _ := ParseGres(r.Gres)
 	inv.hold(r.Node, gs, true)
+	if n := inv.node(r.Node); n != nil {
+		n.ours += float64(r.CPUs)
+	}
+	delete(a.status, c.sj.ID)
 	return "applied", a.converge(ctx, r, c.sj, now)
 }
 
@@ -163,7 +185,7 @@ func (a *Adapter) reconfigure(ctx context.Context, act elastico.Action, j *elast
 			s.whole--
 		}
 	}
-	slots, kind, shards, why := a.request(act.To.GPUs, p, inv, &r.Kind)
+	slots, kind, shards, why := a.request(act.To.GPUs, p, inv, &r.Kind, r.CPUs)
 	if why != "" {
 		inv.hold(r.Node, old, true)
 		return "deferred: " + why, nil
@@ -178,6 +200,9 @@ func (a *Adapter) reconfigure(ctx context.Context, act elastico.Action, j *elast
 	r.GPUs = slices.Clone(act.To.GPUs)
 	r.Kind = kind
 	r.Gres = gresFor(slots, kind, shards)
+	if n := inv.node(r.Node); n != nil {
+		n.ours += float64(cpusFor(p) - r.CPUs)
+	}
 	r.CPUs = cpusFor(p)
 	r.Env = a.env(r, j, p, act.Launch, slots, shards)
 	r.Phase = PhaseRequeue
@@ -196,7 +221,8 @@ func (a *Adapter) reconfigure(ctx context.Context, act elastico.Action, j *elast
 // shards per GPU. It returns why not when the request must not be
 // released: a GPU unknown, on another node, of the other kind, or unable to
 // hold it now. keepKind, if set, is the kind the job already has.
-func (a *Adapter) request(gpus []string, p *elastico.Profile, inv *inventory, keepKind *string) ([]*gpuSlot, string, []int, string) {
+// own is the CPUs the job itself holds now (a reconfiguration frees them).
+func (a *Adapter) request(gpus []string, p *elastico.Profile, inv *inventory, keepKind *string, own int) ([]*gpuSlot, string, []int, string) {
 	if len(gpus) == 0 || len(gpus) != p.Demand.GPUs {
 		return nil, "", nil, fmt.Sprintf("assignment has %d GPUs, configuration %s needs %d", len(gpus), p.Config.ID, p.Demand.GPUs)
 	}
@@ -245,9 +271,10 @@ func (a *Adapter) request(gpus []string, p *elastico.Profile, inv *inventory, ke
 			return nil, "", nil, "node " + s.Node + " takes no new jobs"
 		}
 	}
-	for _, n := range inv.nodes {
-		if n.name == slots[0].Node && cpusFor(p) > int(math.Max(n.cpus, 0)) {
-			return nil, "", nil, fmt.Sprintf("configuration %s needs %d CPUs, node %s has %g free", p.Config.ID, cpusFor(p), n.name, n.cpus)
+	if n := inv.node(slots[0].Node); n != nil {
+		free := n.cpus - n.ours + float64(own)
+		if float64(cpusFor(p)) > free+1e-9 {
+			return nil, "", nil, fmt.Sprintf("configuration %s needs %d CPUs, node %s has %g free", p.Config.ID, cpusFor(p), n.name, math.Max(free, 0))
 		}
 	}
 	return slots, kind, shards, ""

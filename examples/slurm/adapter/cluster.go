@@ -41,9 +41,21 @@ type nodeInfo struct {
 	// registering: slurmctld restarted and slurmd has not registered the
 	// node's GRES layout again ("shard:0" in place of the typed shards).
 	registering bool
-	cpus        float64
+	cpus        float64 // less what foreign jobs hold
 	ram         float64
 	gpus        []*gpuSlot
+	// ours is the CPUs the adapter's own jobs hold (or are about to).
+	ours float64
+}
+
+// node returns the node named name, or nil.
+func (inv *inventory) node(name string) *nodeInfo {
+	for _, n := range inv.nodes {
+		if n.name == name {
+			return n
+		}
+	}
+	return nil
 }
 
 // buildInventory reads the nodes' GRES. A node whose GPUs are not each

@@ -112,6 +112,7 @@ type journal struct {
 	path  string
 	jobs  map[int]*Record
 	carry elastico.Carry
+	last  []byte // what the file holds: an unchanged journal is not rewritten
 }
 
 func loadJournal(path string) (*journal, error) {
@@ -142,6 +143,7 @@ func loadJournal(path string) (*journal, error) {
 		j.jobs[r.SlurmID] = r
 	}
 	j.carry = f.Carry
+	j.last = b
 	return j, nil
 }
 
@@ -155,7 +157,15 @@ func (j *journal) save() error {
 	if err != nil {
 		return fmt.Errorf("adapter: journal: %w", err)
 	}
-	return writeAtomic(j.path, append(b, '\n'), 0o600)
+	b = append(b, '\n')
+	if bytes.Equal(b, j.last) {
+		return nil
+	}
+	if err := writeAtomic(j.path, b, 0o600); err != nil {
+		return err
+	}
+	j.last = b
+	return nil
 }
 
 // writeAtomic replaces path with data: a reader sees the old file or the new
