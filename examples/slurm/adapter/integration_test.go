@@ -434,8 +434,14 @@ echo "end $SLURM_JOB_ID $r $(date +%%s.%%N)" >> %[1]s/runs.log`, out, sleep)
 	if !strings.Contains(logs.String(), fmt.Sprintf("comment does not parse: job left to Slurm\" job=%d", byName["bad"].id)) {
 		t.Errorf("the adapter's log does not name job %d, whose comment does not parse", byName["bad"].id)
 	}
-	if ac := final[byName["huge"].id].AdminComment; !strings.HasPrefix(ac, "elastico: waiting: ") {
-		t.Errorf("job huge: AdminComment %q, want its waiting status", ac)
+	if ac := final[byName["huge"].id].AdminComment; !strings.HasPrefix(ac, "elastico: waiting: Infeasible") {
+		t.Errorf("job huge: AdminComment %q, want its Infeasible status", ac)
+	}
+	// The workload is built to be shared (three inference jobs at a quarter
+	// of a GPU, training jobs at a half, three GPUs): a plan that shares
+	// nothing here would not be elastico's.
+	if shared == 0 {
+		t.Errorf("no two runs shared a GPU")
 	}
 
 	var b strings.Builder
