@@ -8,15 +8,26 @@
 //
 // Epoch validates the State, turns each job's feasible configurations into
 // market options (normalized goodput G̃, total demand, and Γ: predicted
-// interference against its current co-runners, the switching cost γ0 and
-// the penalties learned in earlier rounds and epochs), holds back γ of
-// every waiting job's smallest footprint (C_eff, Eq. 12), and then runs up
-// to M rounds of prices → placement → interference check, adding Δ to the
-// penalty of every configuration found predicted above the tolerance τ(t)
-// beside a co-runner. A violation left after the last round is resolved by
-// re-placing with the pair kept apart, or by deferring the newcomer: the
-// plan never co-locates a pair predicted above tolerance, never exceeds a
-// GPU's or node's capacity, and never runs a job below its floor.
+// interference against its current co-runners, the switching cost γ0 of
+// starting or reshaping a job, and the penalties learned in earlier rounds
+// and epochs), holds γ of each job's smallest footprint for it (C_eff,
+// Eq. 12), and then runs up to M rounds of prices → placement →
+// interference check. Every pair found predicted above the tolerance τ(t)
+// (Eq. 11) adds Δ to the penalty of the victim's configuration and is kept
+// apart in the next rounds' placements; the loop stops at the first round
+// without a violation. What is left is resolved by re-placing with the
+// pairs kept apart, then by deferring the newcomer of each pair: the plan
+// never co-locates a pair predicted above tolerance, never exceeds a GPU's
+// or node's capacity, and never runs a job below its floor.
+//
+// Two departures from the paper, each for a reason found in testing. The
+// reservation of Eq. 12 is held for running jobs as well as waiting ones:
+// reserved for waiting jobs only, it made the market evict a running job
+// for a waiting one of equal value, and evict it back the next epoch. And
+// the default placer treats a GPU whose residents are predicted above τ0
+// as a last resort: with best fit alone, a fifth of harmful pairs among
+// random jobs made half of the newcomers violate, and every epoch ran all
+// M rounds.
 //
 // The Plan says, for every job, where it runs or why it waits (a Status
 // with a Code and reasons), the actions that take the cluster there
