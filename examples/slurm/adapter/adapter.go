@@ -282,6 +282,8 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 		}
 	}
 
+	a.forget(byID)
+
 	// 2. Sort the other jobs: opted-in candidates, and everyone else, whose
 	// GPUs are out of elastico's reach.
 	inv, notes := buildInventory(nodes)
@@ -387,9 +389,7 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 		}
 		j := spec.Job(strconv.Itoa(id))
 		j.Running = &elastico.Assignment{ConfigID: r.ConfigID, GPUs: slices.Clone(r.GPUs)}
-		if sj := byID[id]; sj != nil {
-			j.Arrival = time.Unix(sj.Submit, 0)
-		}
+		j.Arrival = time.Unix(r.Arrival, 0)
 		ok := true
 		for _, g := range r.GPUs {
 			if _, in := gpuIn[g]; !in {
@@ -444,6 +444,23 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 		return rep, err
 	}
 	return rep, a.save()
+}
+
+// forget drops what the adapter remembers about jobs slurmctld no longer
+// lists, so that a daemon that runs for months does not grow.
+func (a *Adapter) forget(byID map[int]*Job) {
+	for k := range a.said {
+		if i := strings.LastIndexByte(k, ':'); i >= 0 {
+			if id, err := strconv.Atoi(k[i+1:]); err == nil && byID[id] == nil {
+				delete(a.said, k)
+			}
+		}
+	}
+	for id := range a.status {
+		if byID[id] == nil {
+			delete(a.status, id)
+		}
+	}
 }
 
 // spec resolves and parses an opted-in comment; text is the spec itself

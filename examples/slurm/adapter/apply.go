@@ -121,6 +121,7 @@ func (a *Adapter) start(ctx context.Context, act elastico.Action, j *elastico.Jo
 	r := &Record{
 		SlurmID:  c.sj.ID,
 		Submit:   c.sj.Submit,
+		Arrival:  c.sj.Submit,
 		User:     c.sj.User,
 		Name:     c.sj.Name,
 		Spec:     c.text,
@@ -366,8 +367,8 @@ func (a *Adapter) converge(ctx context.Context, r *Record, sj *Job, now time.Tim
 		}
 	case PhaseRelaunch:
 		switch {
-		case sj.State == "PENDING" && sj.Held():
-			if now.Before(r.RequeuedAt.Add(a.cfg.RequeueDelay)) {
+		case sj.State == "PENDING" && (sj.Held() || !a.hasGres(r, sj)):
+			if sj.Held() && now.Before(r.RequeuedAt.Add(a.cfg.RequeueDelay)) {
 				return nil
 			}
 			if err = a.launch(ctx, r, sj, true); err == nil {

@@ -48,6 +48,8 @@ type Record struct {
 	Submit int64
 	User   string
 	Name   string
+	// Arrival is the submit time before any requeue: the job's arrival.
+	Arrival int64
 	// Spec is the job's spec text, frozen at its first start, so that an
 	// edited comment or family file cannot pull a running job's
 	// configuration out of its family.
