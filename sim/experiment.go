@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,6 +46,17 @@ type Experiment struct {
 	// Progress, if set, is called after each run with the runs done and the
 	// total (from several goroutines, one at a time).
 	Progress func(done, total int)
+	// KeepGoing records a run that fails (a broken invariant, a policy's
+	// error) in Outcome.Failures and carries on with the others, instead of
+	// stopping the experiment at the first failure.
+	KeepGoing bool
+}
+
+// Failure is a run that did not complete.
+type Failure struct {
+	Policy string
+	Seed   uint64
+	Err    error
 }
 
 // Outcome holds every run of an experiment.
@@ -53,8 +65,10 @@ type Outcome struct {
 	Seeds    []uint64
 	Policies []string
 	// Results[p][s] is policy p's run on seed s (the orders of Policies and
-	// Seeds).
+	// Seeds); nil when that run failed (see Failures).
 	Results [][]*Result
+	// Failures are the runs that failed, with KeepGoing.
+	Failures []Failure
 	// Workloads[s] describes seed s's jobs.
 	Workloads []WorkloadStats
 }
@@ -118,12 +132,16 @@ func (e *Experiment) Execute(ctx context.Context) (*Outcome, error) {
 				}
 				cfg.Progress = nil
 				r, err := Run(gctx, cfg)
-				if err != nil {
-					return fmt.Errorf("seed %d: %w", e.Seeds[s], err)
+				if err != nil && (!e.KeepGoing || gctx.Err() != nil) {
+					return fmt.Errorf("%s, seed %d: %w", e.Policies[p].Name, e.Seeds[s], err)
 				}
-				r.Seed = e.Seeds[s]
 				mu.Lock()
-				out.Results[p][s] = r
+				if err != nil {
+					out.Failures = append(out.Failures, Failure{Policy: e.Policies[p].Name, Seed: e.Seeds[s], Err: err})
+				} else {
+					r.Seed = e.Seeds[s]
+					out.Results[p][s] = r
+				}
 				done++
 				if e.Progress != nil {
 					e.Progress(done, total)
@@ -136,6 +154,12 @@ func (e *Experiment) Execute(ctx context.Context) (*Outcome, error) {
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	slices.SortFunc(out.Failures, func(a, b Failure) int {
+		if a.Policy != b.Policy {
+			return strings.Compare(a.Policy, b.Policy)
+		}
+		return int(a.Seed) - int(b.Seed)
+	})
 	return out, nil
 }
 
@@ -202,6 +226,8 @@ type Summary struct {
 	Inference   float64 `json:"inference_jobs"`
 	OfferedLoad float64 `json:"offered_load"`
 	SpanHours   float64 `json:"span_hours"`
+	// Failures are the runs that failed ("policy, seed n: error").
+	Failures []string `json:"failures,omitempty"`
 }
 
 // Summarize computes every metric's mean and CI over seeds, and its ratio
@@ -209,6 +235,9 @@ type Summary struct {
 // the outcome).
 func Summarize(o *Outcome, baseline string) *Summary {
 	s := &Summary{Baseline: baseline, GPUs: o.GPUs, Seeds: o.Seeds}
+	for _, f := range o.Failures {
+		s.Failures = append(s.Failures, fmt.Sprintf("%s, seed %d: %v", f.Policy, f.Seed, f.Err))
+	}
 	for _, w := range o.Workloads {
 		n := float64(len(o.Workloads))
 		s.Jobs += float64(w.Jobs) / n
@@ -216,9 +245,14 @@ func Summarize(o *Outcome, baseline string) *Summary {
 		s.OfferedLoad += w.OfferedLoad / n
 		s.SpanHours += w.Span / 3600 / n
 	}
+	// A failed run's metrics are all NaN: left out of N and of the ratios.
 	metrics := make([][]Metrics, len(o.Policies))
 	for p := range o.Policies {
 		for _, r := range o.Results[p] {
+			if r == nil {
+				metrics[p] = append(metrics[p], Metrics{})
+				continue
+			}
 			metrics[p] = append(metrics[p], r.Metrics())
 		}
 	}
@@ -228,12 +262,18 @@ func Summarize(o *Outcome, baseline string) *Summary {
 		for _, d := range MetricDefs {
 			var xs, ratio, gain []float64
 			for k := range o.Seeds {
-				x := metrics[p][k][d.Key]
+				x, ok := metrics[p][k][d.Key]
+				if !ok {
+					x = math.NaN()
+				}
 				xs = append(xs, x)
 				if base < 0 {
 					continue
 				}
-				b := metrics[base][k][d.Key]
+				b, ok := metrics[base][k][d.Key]
+				if !ok {
+					b = math.NaN()
+				}
 				r := x / b
 				if b == 0 || math.IsNaN(r) {
 					r = math.NaN()

@@ -79,6 +79,9 @@ func jctCDF(o *Outcome) (*plot.Plot, error) {
 	for i, name := range o.Policies {
 		var xs []float64
 		for _, r := range o.Results[i] {
+			if r == nil {
+				continue
+			}
 			for _, j := range r.Jobs {
 				if j.Finished {
 					xs = append(xs, math.Max(j.JCT()/3600, 1e-3))
@@ -101,6 +104,9 @@ func smOverTime(o *Outcome) (*plot.Plot, error) {
 	p := newPlot(fmt.Sprintf("SM utilization, %d GPUs, seed %d", o.GPUs, o.Seeds[0]), "time (h)", "SM active, all GPUs (%)")
 	for i, name := range o.Policies {
 		r := o.Results[i][0]
+		if r == nil {
+			continue
+		}
 		// A step function, thinned to at most ~2,000 points by averaging
 		// over equal time bins.
 		end := r.Makespan
@@ -142,6 +148,9 @@ func queueByArrival(o *Outcome) (*plot.Plot, error) {
 	p := newPlot(fmt.Sprintf("Queueing delay by arrival order, %d GPUs, seed %d", o.GPUs, o.Seeds[0]), "job (arrival order)", "queueing delay (h)")
 	for i, name := range o.Policies {
 		r := o.Results[i][0]
+		if r == nil {
+			continue
+		}
 		xys := make(plotter.XYs, 0, len(r.Jobs))
 		for k, j := range r.Jobs {
 			if !math.IsNaN(j.Start) {

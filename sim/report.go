@@ -51,6 +51,11 @@ func WriteTable(w io.Writer, s *Summary) error {
 	}
 	_, err := fmt.Fprintf(w, "%d GPUs, %.0f jobs (%.0f inference) per seed over %.1f h of arrivals, offered load %.2f; %d seeds; mean ± 95 %% CI\n",
 		s.GPUs, s.Jobs, s.Inference, s.SpanHours, s.OfferedLoad, len(s.Seeds))
+	for _, f := range s.Failures {
+		if _, err := fmt.Fprintf(w, "FAILED: %s\n", f); err != nil {
+			return err
+		}
+	}
 	return err
 }
 
@@ -134,10 +139,11 @@ func WriteJSON(w io.Writer, s *Summary, meta map[string]any) error {
 		OfferedLoad jsonFloat      `json:"offered_load"`
 		SpanHours   jsonFloat      `json:"arrival_span_hours"`
 		Meta        map[string]any `json:"meta,omitempty"`
+		Failures    []string       `json:"failures,omitempty"`
 		Metrics     []MetricDef    `json:"metric_definitions"`
 		Policies    []policy       `json:"policies"`
 	}{Baseline: s.Baseline, GPUs: s.GPUs, Seeds: s.Seeds, Jobs: jsonFloat(s.Jobs), Inference: jsonFloat(s.Inference),
-		OfferedLoad: jsonFloat(s.OfferedLoad), SpanHours: jsonFloat(s.SpanHours), Meta: meta, Metrics: MetricDefs}
+		OfferedLoad: jsonFloat(s.OfferedLoad), SpanHours: jsonFloat(s.SpanHours), Meta: meta, Metrics: MetricDefs, Failures: s.Failures}
 	units := map[string]string{}
 	for _, d := range MetricDefs {
 		units[d.Key] = d.Unit
@@ -188,6 +194,9 @@ func WriteJobsCSV(w io.Writer, o *Outcome) error {
 	}
 	for p, name := range o.Policies {
 		for _, r := range o.Results[p] {
+			if r == nil {
+				continue
+			}
 			for _, j := range r.Jobs {
 				cw.Write([]string{name, strconv.FormatUint(r.Seed, 10), j.ID, j.Family, j.Class.String(), strconv.Itoa(j.GPUs),
 					f(j.Arrival), f(j.Start), f(j.Finish), f(j.JCT()), f(j.Queue()), f(j.Dedicated),

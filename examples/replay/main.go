@@ -193,7 +193,7 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 		seeds[i] = uint64(i + 1)
 	}
 	e := &sim.Experiment{
-		Truth: truth, Trace: tr, GPUs: o.gpus, Seeds: seeds, Policies: pols, Parallel: o.parallel,
+		Truth: truth, Trace: tr, GPUs: o.gpus, Seeds: seeds, Policies: pols, Parallel: o.parallel, KeepGoing: true,
 		Workload: sim.WorkloadOptions{Load: o.load, Jobs: jobs, InferenceFraction: o.inference, InferenceFloor: o.floor, ProfileNoise: o.noise},
 		Run:      sim.Config{Epoch: o.epoch, Heartbeat: o.heartbeat},
 		Progress: sim.TerminalProgress(os.Stderr, fmt.Sprintf("replaying %s on %d GPUs:", tr.Name, o.gpus)),
@@ -240,6 +240,9 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 		if err := writeOut(o.out, s, out, meta); err != nil {
 			return err
 		}
+	}
+	if len(out.Failures) > 0 {
+		return fmt.Errorf("%d of %d runs failed (listed above)", len(out.Failures), len(pols)*len(seeds))
 	}
 	return nil
 }

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestReplaySmall(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	o := options{gpus: 16, seeds: 2, jobs: 30, load: 1.5, policies: "volcano,lucid,tiresias", out: dir, inference: 0.3, floor: 0.5}
+	if err := run(context.Background(), o, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"volcano", "lucid", "tiresias", "JCT gain vs volcano", "16 GPUs"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, f := range []string{"table.txt", "summary.json", "summary.csv", "jobs.csv", "jct_cdf.png", "sm_util.png", "queueing_delay.png"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("missing %s: %v", f, err)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+	var s struct {
+		Policies []struct {
+			Policy  string
+			Metrics map[string]map[string]any
+		}
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Policies) != 3 {
+		t.Fatalf("%d policies in the JSON", len(s.Policies))
+	}
+	for _, p := range s.Policies {
+		m := p.Metrics["jct_avg"]
+		if _, ok := m["mean"]; !ok {
+			t.Errorf("%s: jct_avg has no mean: %v", p.Policy, m)
+		}
+		if _, ok := m["ratio_vs_baseline"]; !ok {
+			t.Errorf("%s: jct_avg has no ratio against volcano", p.Policy)
+		}
+	}
+}
+
+func TestReplayJSONAndPollux(t *testing.T) {
+	var out bytes.Buffer
+	o := options{gpus: 8, seeds: 2, jobs: 20, load: 1, policies: "elastico,volcano", json: true, trace: "shipped:pollux/workload-1.csv", format: "pollux"}
+	if err := run(context.Background(), o, &out); err != nil {
+		t.Fatal(err)
+	}
+	var s map[string]any
+	if err := json.Unmarshal(out.Bytes(), &s); err != nil {
+		t.Fatalf("-json output does not parse: %v", err)
+	}
+	if meta, _ := s["meta"].(map[string]any); meta["ground_truth_gpu"] != "T4" {
+		t.Errorf("a Pollux workload should run on Pollux's T4 truth: %v", meta["ground_truth_gpu"])
+	}
+}
+
+func TestReplayBadFlags(t *testing.T) {
+	for _, o := range []options{
+		{gpus: 8, seeds: 1, policies: "slurm"},
+		{gpus: 0, seeds: 1},
+		{gpus: 8, seeds: 1, format: "philly"},
+		{gpus: 8, seeds: 1, trace: "/nonexistent.trace"},
+		{gpus: 8, seeds: 1, gpu: "a100"},
+	} {
+		if err := run(context.Background(), o, &bytes.Buffer{}); err == nil {
+			t.Errorf("%+v: no error", o)
+		}
+	}
+}
