@@ -357,9 +357,15 @@ func (t *Truth) trainingConfig(f *Family, localBatch, gpus int) (Variant, error)
 	if gpus > t.GPU.PerNode {
 		cons, measured = spread, false
 	}
+	// A job type without a batch size has none in its configuration,
+	// except CycleGAN, whose command leaves cyclegan.py's default of 1.
+	global := localBatch * gpus
+	if localBatch == 0 && f.Name == "CycleGAN" {
+		global = gpus
+	}
 	c := Variant{
 		Configuration: elastico.Configuration{
-			ID: fmt.Sprintf("b%dx%d", localBatch, gpus), BatchSize: localBatch * gpus, GPUs: gpus,
+			ID: fmt.Sprintf("b%dx%d", localBatch, gpus), BatchSize: global, GPUs: gpus,
 		},
 		LocalBatch:       localBatch,
 		Throughput:       cons * float64(gpus) * perStep,
