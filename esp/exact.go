@@ -20,6 +20,11 @@ const (
 // the branch and bound on its own.
 var exactCold = false
 
+// nodeSteps is how many subgradient steps refine the bound at a node the
+// root's prices do not prune. Measured on 30 jobs × 6 configurations: 2
+// steps visit 300 times more nodes, 16 steps cost more than they prune.
+const nodeSteps = 6
+
 // ErrTooLarge is wrapped by Exact's error for a market beyond its limits.
 var ErrTooLarge = errors.New("esp: market too large to solve exactly")
 
@@ -33,8 +38,9 @@ var ErrTooLarge = errors.New("esp: market too large to solve exactly")
 // the incumbent starts from the default Solver's answer; the bound at a node
 // is the Lagrangian dual Σ_j max(0, max_c w·G̃ − Γ − λ·R̂) + λ·(capacity left),
 // with λ from a subgradient descent at the root and refined at nodes it does
-// not prune, counting only options that fit what capacity is left. Every λ ≥ 0
-// gives a valid bound, so the answer is exact whatever λ is.
+// not prune (starting from the parent's), counting only options that fit
+// what capacity is left. Every λ ≥ 0 gives a valid bound, so the answer is
+// exact whatever λ is.
 //
 // It returns an error wrapping elastico.ErrInvalid for an invalid market,
 // ErrTooLarge for one too large, and ctx's error if ctx is done first.
@@ -237,11 +243,11 @@ func (e *bb) run(ctx context.Context) error {
 		v, _ := e.h(e.opts[i], &l, nil, false)
 		e.suffix[i] = e.suffix[i+1] + v
 	}
-	e.dfs(0, one, 0)
+	e.dfs(0, one, 0, l)
 	return e.err
 }
 
-func (e *bb) dfs(i int, resid elastico.Vector, value float64) {
+func (e *bb) dfs(i int, resid elastico.Vector, value float64, start elastico.Vector) {
 	if e.err != nil {
 		return
 	}
@@ -270,7 +276,7 @@ func (e *bb) dfs(i int, resid elastico.Vector, value float64) {
 	if value+e.suffix[i]+l[0]*resid[0]+l[1]*resid[1]+l[2]*resid[2]+l[3]*resid[3] <= target {
 		return
 	}
-	if b, nl := e.dual(i, resid, l, target-value, 8, true); value+b <= target {
+	if b, nl := e.dual(i, resid, start, target-value, nodeSteps, true); value+b <= target {
 		return
 	} else {
 		l = nl
@@ -299,10 +305,10 @@ func (e *bb) dfs(i int, resid elastico.Vector, value float64) {
 	for _, k := range ks {
 		e.path[i] = k.o
 		if k.o < 0 {
-			e.dfs(i+1, resid, value)
+			e.dfs(i+1, resid, value, l)
 			continue
 		}
-		e.dfs(i+1, resid.Sub(e.f.dem[k.o]), value+e.f.val[k.o])
+		e.dfs(i+1, resid.Sub(e.f.dem[k.o]), value+e.f.val[k.o], l)
 	}
 	e.path[i] = -1
 }

@@ -64,7 +64,7 @@ func TestExactMatchesBruteForce(t *testing.T) {
 func TestExactIncumbent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	for i := range 20 {
-		p := esptest.Params{Bidders: 10 + rng.IntN(21), Options: 1 + rng.IntN(6), Tightness: 0.25 + 0.5*rng.Float64()}
+		p := esptest.Params{Bidders: 8 + rng.IntN(13), Options: 1 + rng.IntN(6), Tightness: 0.25 + 0.5*rng.Float64()}
 		m, err := esptest.Generate(rng, p)
 		if err != nil {
 			t.Fatal(err)

@@ -112,24 +112,26 @@ func (sc *scratch) repair() {
 // are not considered. j's current option must use some r.
 func (sc *scratch) downsize(j, r int, l *elastico.Vector) (float64, int32) {
 	c := sc.cur[j]
-	dc := &sc.dem[c]
+	dc := sc.dem[c]
 	vc := sc.val[c]
+	// Room left in each resource for an increase: none in one over capacity.
+	var room elastico.Vector
+	for q := range room {
+		room[q] = max(0, 1+feasTol-l[q])
+	}
 	bestK, bestTo, bestV := vc/dc[r], int32(-1), 0.0
 	o0, o1 := sc.options(j)
-	for o := o0; o < o1; o++ {
-		do := &sc.dem[o]
-		if do[r] >= dc[r] {
+	val, dem := sc.val[o0:o1], sc.dem[o0:o1]
+	for i := range val {
+		do := &dem[i]
+		if do[r] >= dc[r] ||
+			do[0]-dc[0] > room[0] || do[1]-dc[1] > room[1] ||
+			do[2]-dc[2] > room[2] || do[3]-dc[3] > room[3] {
 			continue
 		}
-		if (do[0] > dc[0] && l[0]-dc[0]+do[0] > 1+feasTol) ||
-			(do[1] > dc[1] && l[1]-dc[1]+do[1] > 1+feasTol) ||
-			(do[2] > dc[2] && l[2]-dc[2]+do[2] > 1+feasTol) ||
-			(do[3] > dc[3] && l[3]-dc[3]+do[3] > 1+feasTol) {
-			continue
-		}
-		k := (vc - sc.val[o]) / (dc[r] - do[r])
-		if k < bestK || (k == bestK && sc.val[o] > bestV) {
-			bestK, bestTo, bestV = k, int32(o), sc.val[o]
+		k := (vc - val[i]) / (dc[r] - do[r])
+		if k < bestK || (k == bestK && val[i] > bestV) {
+			bestK, bestTo, bestV = k, int32(o0+i), val[i]
 		}
 	}
 	return bestK, bestTo
@@ -192,34 +194,53 @@ func (sc *scratch) upgrade(j int, l, w *elastico.Vector) (float64, int32) {
 	if c >= 0 {
 		dc, vc = sc.dem[c], sc.val[c]
 	}
+	// Room left in each resource for an increase.
+	r0, r1, r2, r3 := 1+feasTol-l[0], 1+feasTol-l[1], 1+feasTol-l[2], 1+feasTol-l[3]
+	w0, w1, w2, w3 := w[0], w[1], w[2], w[3]
 	bestK, bestTo := 0.0, int32(-1)
-	inf := 2.0 // more than any capacity
-	minInc := elastico.Vector{inf, inf, inf, inf}
+	m0, m1, m2, m3 := 2.0, 2.0, 2.0, 2.0 // more than any capacity
+	costFloor := 1e-12 * sc.scale
 	o0, o1 := sc.options(j)
-	for o := o0; o < o1; o++ {
-		gain := sc.val[o] - vc
+	val, dem := sc.val[o0:o1], sc.dem[o0:o1]
+	for i := range val {
+		gain := val[i] - vc
 		if gain <= 0 {
 			continue
 		}
-		do := &sc.dem[o]
-		cost := 0.0
-		ok := true
-		for q := range 4 {
-			x := max(do[q]-dc[q], 0)
-			minInc[q] = min(minInc[q], x)
-			if l[q]+x > 1+feasTol {
-				ok = false
-			}
-			cost += w[q] * x
+		do := &dem[i]
+		x0, x1, x2, x3 := do[0]-dc[0], do[1]-dc[1], do[2]-dc[2], do[3]-dc[3]
+		if x0 < 0 {
+			x0 = 0
 		}
-		if !ok {
+		if x1 < 0 {
+			x1 = 0
+		}
+		if x2 < 0 {
+			x2 = 0
+		}
+		if x3 < 0 {
+			x3 = 0
+		}
+		if x0 < m0 {
+			m0 = x0
+		}
+		if x1 < m1 {
+			m1 = x1
+		}
+		if x2 < m2 {
+			m2 = x2
+		}
+		if x3 < m3 {
+			m3 = x3
+		}
+		if x0 > r0 || x1 > r1 || x2 > r2 || x3 > r3 {
 			continue
 		}
-		if k := gain / (cost + 1e-12*sc.scale); k > bestK || bestTo < 0 {
-			bestK, bestTo = k, int32(o)
+		if k := gain / (w0*x0 + w1*x1 + w2*x2 + w3*x3 + costFloor); k > bestK || bestTo < 0 {
+			bestK, bestTo = k, int32(o0+i)
 		}
 	}
-	sc.minInc[j] = minInc
+	sc.minInc[j] = elastico.Vector{m0, m1, m2, m3}
 	return bestK, bestTo
 }
 
