@@ -14,9 +14,9 @@ import (
 // MPS), n jobs of 8 configurations each (4 batch sizes × AMP, a fifth of
 // the jobs with 2- or 4-GPU configurations), a third of them inference.
 // Three epochs have run on it (so most jobs run, many share GPUs, and the
-// Carry holds prices and penalties), then a tenth of the jobs left and as
-// many arrived.
-func benchState(tb testing.TB, s *Scheduler, n, gpus int) *elastico.State {
+// Carry holds prices and penalties), then a fraction churn of the jobs left
+// and as many arrived.
+func benchState(tb testing.TB, s *Scheduler, n, gpus int, churn float64) *elastico.State {
 	r := rand.New(rand.NewPCG(uint64(n), uint64(gpus)))
 	st := &elastico.State{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	for i := range gpus / 8 {
@@ -70,7 +70,7 @@ func benchState(tb testing.TB, s *Scheduler, n, gpus int) *elastico.State {
 		}
 		st = apply(st, plan)
 	}
-	for i := range n / 10 {
+	for i := range int(churn * float64(n)) {
 		k := r.IntN(len(st.Jobs))
 		st.Jobs[k] = job(fmt.Sprintf("new%05d", i))
 	}
@@ -78,17 +78,31 @@ func benchState(tb testing.TB, s *Scheduler, n, gpus int) *elastico.State {
 }
 
 // BenchmarkEpoch measures Epoch at the sizes of DESIGN.md 6, and where its
-// time goes (per-phase metrics from Stats: prices, placement, interference).
+// time goes (per-phase metrics from Stats: prices, placement, interference;
+// State.Validate apart). churn is the fraction of jobs replaced since the
+// last epoch: 2 % is a busy cluster's 5 seconds, 10 % a stress test.
 func BenchmarkEpoch(b *testing.B) {
-	for _, bc := range []struct{ jobs, gpus int }{
-		{500, 512}, {2000, 2048}, {5000, 4096}, {20000, 16384},
+	for _, bc := range []struct {
+		jobs, gpus int
+		churn      float64
+	}{
+		{500, 512, 0.02}, {2000, 2048, 0.02}, {5000, 4096, 0.02}, {20000, 16384, 0.02},
+		{500, 512, 0.1}, {20000, 16384, 0.1},
 	} {
-		b.Run(fmt.Sprintf("jobs=%d/gpus=%d", bc.jobs, bc.gpus), func(b *testing.B) {
+		b.Run(fmt.Sprintf("jobs=%d/gpus=%d/churn=%g", bc.jobs, bc.gpus, bc.churn), func(b *testing.B) {
 			s, err := New(Config{})
 			if err != nil {
 				b.Fatal(err)
 			}
-			st := benchState(b, s, bc.jobs, bc.gpus)
+			st := benchState(b, s, bc.jobs, bc.gpus, bc.churn)
+			// State.Validate's share, measured apart (Epoch runs it first).
+			v0 := cpuNanos()
+			for range 5 {
+				if err := st.Validate(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			validate := float64(cpuNanos()-v0) / 5
 			var sum elastico.Stats
 			ran, placed := 0, 0
 			b.ReportAllocs()
@@ -114,6 +128,7 @@ func BenchmarkEpoch(b *testing.B) {
 			}
 			n := float64(ran)
 			b.ReportMetric(float64(cpuNanos()-cpu0)/n, "cpu-ns/op")
+			b.ReportMetric(validate, "validate-cpu-ns/op")
 			b.ReportMetric(float64(sum.Prices.Nanoseconds())/n, "prices-ns/op")
 			b.ReportMetric(float64(sum.Placement.Nanoseconds())/n, "placement-ns/op")
 			b.ReportMetric(float64(sum.Interference.Nanoseconds())/n, "interference-ns/op")

@@ -16,8 +16,10 @@ type epoch struct {
 	s   *Scheduler
 	cfg *Config
 	st  *elastico.State
-	// overs is the SM share a GPU may hold (the placer's, when known).
-	overs float64
+	// overs is the SM share a GPU may hold and maxJobs the jobs (0: no
+	// limit): the placer's, when it is a placement.Placer.
+	overs   float64
+	maxJobs int
 
 	gpuRef    map[string]elastico.GPURef
 	nodeFirst []int32 // global number of each node's first GPU
@@ -56,8 +58,9 @@ type epoch struct {
 	cur       result // the round in progress
 	prev      result // the last placement, where the next one starts
 	hasPrev   bool
-	unplaced  int  // items the last placement left out
-	settled   bool // the last round had no violation and left no item out
+	unplaced  int    // items the last placement left out
+	settled   bool   // the last round had no violation
+	keptOld   []bool // per job: kept its running configuration after its new one found no room
 	acc       account
 	itemFam   []int32 // family index of each placement item
 	resOff    []int32
@@ -123,9 +126,9 @@ func (e *epoch) init(s *Scheduler, st *elastico.State) {
 	e.truncated = false
 	e.hasPrev = false
 	e.stats = elastico.Stats{}
-	e.overs = 1
+	e.overs, e.maxJobs = 1, 0
 	if p, ok := s.placer.(*placement.Placer); ok {
-		e.overs = p.Config().Oversubscription
+		e.overs, e.maxJobs = p.Config().Oversubscription, p.Config().MaxJobsPerGPU
 	}
 	cl := &st.Cluster
 	e.gpuRef = cl.Index()
@@ -328,8 +331,17 @@ func (e *epoch) buildItems(fam func(int) int32) {
 		}
 	}
 	// The placer's tie-breaks ask about candidate GPUs, rarely twice: they
-	// go to the predictor itself.
-	e.req = elastico.PlacementRequest{Cluster: &e.st.Cluster, Items: e.items, Predictor: e.s.pred}
+	// go to the predictor itself. The default placer's MaxSlowdown is τ0;
+	// scaling its slowdowns by τ0/τ(t) moves that threshold to τ(t).
+	var pred elastico.Predictor
+	switch {
+	case e.s.pred == nil:
+	case e.s.ownPlacer && e.tau > e.cfg.Tolerance.Tau0:
+		pred = scaled{e.s.pred, e.cfg.Tolerance.Tau0 / e.tau}
+	default:
+		pred = e.s.pred
+	}
+	e.req = elastico.PlacementRequest{Cluster: &e.st.Cluster, Items: e.items, Predictor: pred}
 }
 
 // takePlacement turns the placer's answer into a result, checking that it
@@ -380,15 +392,39 @@ func (e *epoch) takePlacement(r *result, m int) error {
 		r.slab = append(r.slab, gs...)
 		r.code[j] = elastico.Scheduled
 	}
-	// The GPU sets, sliced from the slab once it stops growing.
-	off := 0
+	// A running job whose new configuration found no room keeps the one it
+	// runs under, where it runs, if that still fits: reshaping it was to
+	// help it, not to preempt it.
+	e.keptOld = grow(e.keptOld, n)
 	for j := range e.jobs {
-		if r.code[j] != elastico.Scheduled {
+		js := &e.jobs[j]
+		it := e.jobItem[j]
+		if !js.running || r.code[j] != elastico.Unplaceable || js.curOpt < 0 || it < 0 || e.itemFam[it] == js.cur {
 			continue
 		}
-		k := len(e.place.GPUs[e.jobItem[j]])
-		r.gpus[j] = r.slab[off : off+k : off+k]
-		off += k
+		if acc.add(js.curGPUs, &js.job.Family[js.cur]) != "" {
+			continue
+		}
+		e.unplaced--
+		e.keptOld[j] = true
+		r.choice[j], r.code[j], r.reason[j] = js.cur, elastico.Scheduled, ""
+		r.slab = append(r.slab, js.curGPUs...)
+	}
+	// The GPU sets, sliced from the slab once it stops growing, in the
+	// order they were appended.
+	off := 0
+	for pass := range 2 {
+		for j := range e.jobs {
+			if r.code[j] != elastico.Scheduled || e.keptOld[j] != (pass == 1) {
+				continue
+			}
+			k := len(e.jobs[j].curGPUs)
+			if pass == 0 {
+				k = len(e.place.GPUs[e.jobItem[j]])
+			}
+			r.gpus[j] = r.slab[off : off+k : off+k]
+			off += k
+		}
 	}
 	r.score = e.score(r)
 	return nil
@@ -560,6 +596,8 @@ func (a *account) add(gs []elastico.GPURef, p *elastico.Profile) string {
 			return fmt.Sprintf("GPU %s would hold %.3g GiB of its %.3g", hw.ID, a.mem[g]+d.GPUMemory, hw.Memory)
 		case !hw.Shared && a.jobs[g] > 0:
 			return fmt.Sprintf("GPU %s is not shared and already holds a job", hw.ID)
+		case a.e.maxJobs > 0 && int(a.jobs[g]) >= a.e.maxJobs:
+			return fmt.Sprintf("GPU %s already holds %d jobs", hw.ID, a.jobs[g])
 		}
 	}
 	for _, r := range gs {
@@ -585,3 +623,12 @@ func (a *account) add(gs []elastico.GPURef, p *elastico.Profile) string {
 	}
 	return ""
 }
+
+// scaled multiplies a predictor's slowdowns by k (monotone: the placer's
+// tie-breaks are unchanged; only its MaxSlowdown threshold moves).
+type scaled struct {
+	p elastico.Predictor
+	k float64
+}
+
+func (s scaled) Slowdown(v, a *elastico.Profile) float64 { return s.k * s.p.Slowdown(v, a) }

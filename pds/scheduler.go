@@ -14,13 +14,21 @@ import (
 
 // Scheduler is the default elastico.Scheduler. It keeps no state between
 // epochs (what carries over is in Plan.Carry) and is safe for concurrent
-// use: scratch space is pooled.
+// use; it keeps one epoch's scratch space for the next call.
 type Scheduler struct {
 	cfg    Config
 	solver elastico.PriceSolver
 	placer elastico.Placer
 	pred   elastico.Predictor
-	pool   sync.Pool
+	// spare is the last epoch's working set, kept for the next call (a
+	// sync.Pool would lose it to every garbage collection, and an epoch at
+	// scale allocates enough to trigger one); a concurrent call builds its
+	// own.
+	mu    sync.Mutex
+	spare *epoch
+	// ownPlacer: the placer is the default one New built, whose
+	// MaxSlowdown is Tolerance.Tau0.
+	ownPlacer bool
 }
 
 var _ elastico.Scheduler = (*Scheduler)(nil)
@@ -43,6 +51,7 @@ func New(cfg Config) (*Scheduler, error) {
 		s.solver = greedy{}
 	}
 	if s.placer == nil {
+		s.ownPlacer = true
 		// The default placer passes over GPUs whose residents are predicted
 		// to interfere above τ0 (the lowest τ(t) can be) when it has a
 		// quieter choice: most violations are then never made.
@@ -82,13 +91,18 @@ func (s *Scheduler) Epoch(ctx context.Context, st *elastico.State) (*elastico.Pl
 	if err := st.Validate(); err != nil {
 		return nil, fmt.Errorf("pds: %w", err)
 	}
-	e, _ := s.pool.Get().(*epoch)
+	s.mu.Lock()
+	e := s.spare
+	s.spare = nil
+	s.mu.Unlock()
 	if e == nil {
 		e = &epoch{}
 	}
 	defer func() {
 		e.release()
-		s.pool.Put(e)
+		s.mu.Lock()
+		s.spare = e
+		s.mu.Unlock()
 	}()
 	e.init(s, st)
 	plan, err := e.run(ctx)

@@ -14,9 +14,10 @@
 //     way round).
 //
 // Within these rules it is best-fit decreasing: items are placed in
-// decreasing dominant share of the cluster (the items that run now and can
-// stay on their GPUs first: placement is sticky), each on the GPUs that
-// leave the least memory, then SM share, free. GPUs whose free capacity
+// decreasing dominant share of the cluster, each on the GPUs that leave the
+// least memory, then SM share, free. Placement is sticky: first the items
+// that run now and can stay on their GPUs, then those that run but must
+// move (their own GPUs first), then the waiting ones. GPUs whose free capacity
 // falls in the same bucket are ties, broken by the lowest predicted slowdown
 // against the GPU's residents when the request carries a Predictor.
 //

@@ -81,11 +81,15 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// Placer is the default elastico.Placer. It is safe for concurrent use; its
-// scratch space is pooled between calls.
+// Placer is the default elastico.Placer. It is safe for concurrent use; it
+// keeps one call's scratch space for the next.
 type Placer struct {
-	cfg  Config
-	pool sync.Pool
+	cfg Config
+	// spare is the last call's scratch space, kept for the next (a
+	// sync.Pool would lose it to every garbage collection); a concurrent
+	// call builds its own.
+	mu    sync.Mutex
+	spare *work
 }
 
 var _ elastico.Placer = (*Placer)(nil)
@@ -115,13 +119,18 @@ func (p *Placer) Place(ctx context.Context, req *elastico.PlacementRequest, out 
 	if out == nil {
 		return fmt.Errorf("placement: %w", &elastico.ValidationError{Kind: "request", Field: "out", Reason: "is nil"})
 	}
-	w, _ := p.pool.Get().(*work)
+	p.mu.Lock()
+	w := p.spare
+	p.spare = nil
+	p.mu.Unlock()
 	if w == nil {
 		w = &work{}
 	}
 	defer func() {
 		w.req = nil
-		p.pool.Put(w)
+		p.mu.Lock()
+		p.spare = w
+		p.mu.Unlock()
 	}()
 	if err := w.setup(p.cfg, req); err != nil {
 		return fmt.Errorf("placement: %w", err)
@@ -191,6 +200,8 @@ type work struct {
 
 	order    []int32
 	keys     []sortKey
+	rkeys    []uint64
+	ridx     []int32
 	keyOf    []float64
 	start    []int32 // item i's GPUs are at[start[i] : start[i]+need]
 	at       []int32
@@ -501,7 +512,6 @@ func (w *work) global(ref elastico.GPURef) int32 {
 func (w *work) run(ctx context.Context) error {
 	items := w.req.Items
 	// Phase 1, sticky: items that can stay where they run, largest first.
-	// Phase 2: the rest, largest first, best fit.
 	sticky := w.order[:0]
 	for i := range items {
 		if len(items[i].Current) >= items[i].Profile.Demand.GPUs {
@@ -517,13 +527,23 @@ func (w *work) run(ctx context.Context) error {
 		}
 		w.placed[it] = w.stay(it)
 	}
+	// Phase 2: the rest, largest first, best fit: first the items that run
+	// somewhere (they could not stay), so that a running job finds room
+	// before a waiting one takes it; then the others.
 	rest := sticky[:0]
 	for i := range items {
-		if !w.placed[i] {
+		if !w.placed[i] && len(items[i].Current) > 0 {
 			rest = append(rest, int32(i))
 		}
 	}
+	moving := len(rest)
 	w.sortByKey(rest)
+	for i := range items {
+		if !w.placed[i] && len(items[i].Current) == 0 {
+			rest = append(rest, int32(i))
+		}
+	}
+	w.sortByKey(rest[moving:])
 	for k, it := range rest {
 		if k&255 == 255 {
 			if err := ctx.Err(); err != nil {
@@ -536,9 +556,13 @@ func (w *work) run(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// sortByKey orders items by decreasing dominant share, then decreasing
-// GPU count, then index.
+// sortByKey orders items (given in increasing index) by decreasing
+// dominant share, then decreasing GPU count, then index.
 func (w *work) sortByKey(s []int32) {
+	if len(s) >= radixMin {
+		w.radixSort(s)
+		return
+	}
 	keys := w.keys[:0]
 	for _, i := range s {
 		keys = append(keys, sortKey{share: w.keyOf[i], gpus: int32(w.req.Items[i].Profile.Demand.GPUs), i: i})
@@ -556,6 +580,59 @@ func (w *work) sortByKey(s []int32) {
 		s[k] = keys[k].i
 	}
 	w.keys = keys
+}
+
+// radixMin is the item count from which a radix sort beats pdqsort.
+const radixMin = 512
+
+// radixSort is sortByKey for many items: stable LSD radix passes, first on
+// the GPU count, then on the share's bits (a non-negative float64 orders
+// as its bits do), each key complemented so that larger comes first; the
+// input's index order survives as the last tie-break.
+func (w *work) radixSort(s []int32) {
+	n := len(s)
+	w.rkeys = slices.Grow(w.rkeys[:0], 2*n)[:2*n]
+	w.ridx = slices.Grow(w.ridx[:0], n)[:n]
+	keys, tmpKeys := w.rkeys[:n], w.rkeys[n:]
+	items := w.req.Items
+	for k, i := range s {
+		keys[k] = uint64(^uint32(items[i].Profile.Demand.GPUs))
+	}
+	radixPasses(keys, tmpKeys, s, w.ridx, 32)
+	for k, i := range s {
+		keys[k] = ^math.Float64bits(w.keyOf[i])
+	}
+	radixPasses(keys, tmpKeys, s, w.ridx, 64)
+}
+
+// radixPasses sorts idx by keys (both permuted together), stably, 8 bits
+// at a time over the low width bits, skipping digits all keys share.
+func radixPasses(keys, tmpKeys []uint64, idx, tmpIdx []int32, width uint) {
+	var and, or uint64 = ^uint64(0), 0
+	for _, k := range keys {
+		and &= k
+		or |= k
+	}
+	for shift := uint(0); shift < width; shift += 8 {
+		if (and>>shift)&0xff == (or>>shift)&0xff {
+			continue // every key has this digit
+		}
+		var count [257]int
+		for _, k := range keys {
+			count[(k>>shift)&0xff+1]++
+		}
+		for d := 1; d < 257; d++ {
+			count[d] += count[d-1]
+		}
+		for j, k := range keys {
+			d := (k >> shift) & 0xff
+			tmpKeys[count[d]] = k
+			tmpIdx[count[d]] = idx[j]
+			count[d]++
+		}
+		copy(keys, tmpKeys)
+		copy(idx, tmpIdx)
+	}
 }
 
 type sortKey struct {

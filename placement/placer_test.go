@@ -1,16 +1,18 @@
 package placement
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/elastico/elastico"
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 )
 
 // cluster builds nodes × gpus identical GPUs (ID "nXgY").
@@ -174,7 +176,7 @@ func TestNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{Oversubscription: 1, MaxJobsPerGPU: 2, TieCandidates: 4}
-	if diff := cmp.Diff(want, p.Config()); diff != "" {
+	if diff := gocmp.Diff(want, p.Config()); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
 	tests := []struct {
@@ -461,7 +463,7 @@ func TestPlace(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkInvariants(t, tt.cfg, req, &out)
-			if diff := cmp.Diff(tt.wantGPUs, out.GPUs); diff != "" {
+			if diff := gocmp.Diff(tt.wantGPUs, out.GPUs); diff != "" {
 				t.Errorf("GPUs (-want +got):\n%s", diff)
 			}
 			for i, r := range out.Reasons {
@@ -583,7 +585,7 @@ func TestPlaceRandom(t *testing.T) {
 		if err := p.Place(context.Background(), req, &b); err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(a, b); diff != "" {
+		if diff := gocmp.Diff(a, b); diff != "" {
 			t.Fatalf("trial %d: two calls differ (-first +second):\n%s", trial, diff)
 		}
 	}
@@ -621,9 +623,50 @@ func TestPlaceSticky(t *testing.T) {
 			if first.GPUs[i] == nil {
 				continue
 			}
-			if diff := cmp.Diff(first.GPUs[i], second.GPUs[k]); diff != "" {
+			if diff := gocmp.Diff(first.GPUs[i], second.GPUs[k]); diff != "" {
 				t.Errorf("trial %d: item %d moved (-before +after):\n%s", trial, i, diff)
 			}
+		}
+	}
+}
+
+// TestSortByKey: the radix sort orders exactly as the comparison sort.
+func TestSortByKey(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	for _, n := range []int{0, 1, 10, radixMin, 3000} {
+		req := &elastico.PlacementRequest{Cluster: cluster(1, 1, 16, true, 8, 64)}
+		for i := range n {
+			g := 1 + r.IntN(3)
+			sm := []float64{0.25, 0.5, 0.5, r.Float64()}[r.IntN(4)]
+			req.Items = append(req.Items, item(fmt.Sprint(i), g, max(sm, 0.01), 1))
+		}
+		w := &work{}
+		if err := w.setup(Config{Oversubscription: 1, MaxJobsPerGPU: 2, TieCandidates: 4}, req); err != nil {
+			t.Fatal(err)
+		}
+		a, b := make([]int32, n), make([]int32, n)
+		for i := range n {
+			a[i], b[i] = int32(i), int32(i)
+		}
+		w.radixSort(a)
+		keys := w.keys[:0]
+		for _, i := range b {
+			keys = append(keys, sortKey{share: w.keyOf[i], gpus: int32(req.Items[i].Profile.Demand.GPUs), i: i})
+		}
+		slices.SortFunc(keys, func(x, y sortKey) int {
+			if x.share != y.share {
+				return cmp.Compare(y.share, x.share)
+			}
+			if x.gpus != y.gpus {
+				return cmp.Compare(y.gpus, x.gpus)
+			}
+			return cmp.Compare(x.i, y.i)
+		})
+		for k := range keys {
+			b[k] = keys[k].i
+		}
+		if !slices.Equal(a, b) {
+			t.Fatalf("n=%d: radix order differs from comparison order", n)
 		}
 	}
 }
