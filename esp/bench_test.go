@@ -72,6 +72,10 @@ func BenchmarkSolve(b *testing.B) {
 					b.ReportMetric(float64(c1-c0)/float64(ops), "cpu-ns/op")
 				}
 				b.ReportMetric(float64(sol.Iterations), "iters")
+				// How far the answer can be from the optimum.
+				if bound, err := esp.Bound(m, sol.Prices); err == nil && bound > 0 {
+					b.ReportMetric(100*(1-m.Objective(sol.Choice)/bound), "gap-%")
+				}
 			})
 		}
 	}

@@ -49,8 +49,8 @@ func Exact(ctx context.Context, m *elastico.Market) ([]int, float64, error) {
 		return nil, 0, fmt.Errorf("esp: Exact: nil market: %w", elastico.ErrInvalid)
 	}
 	e := &bb{}
-	if !e.f.load(m) {
-		return nil, 0, invalid(m)
+	if err := e.f.load(m); err != nil {
+		return nil, 0, err
 	}
 	if n := len(m.Bidders); n > MaxExactBidders {
 		return nil, 0, fmt.Errorf("%w: %d bidders, at most %d", ErrTooLarge, n, MaxExactBidders)

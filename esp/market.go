@@ -33,15 +33,19 @@ type flat struct {
 	scale float64
 }
 
-// load fills f from m, reusing f's slices. It reports false, leaving f
-// unusable, if m fails one of elastico.Market.Validate's checks, without
-// saying which: the caller asks Validate for the detailed error. Checking
-// here rather than calling Validate first saves a pass over the market, and
-// Validate's allocations (it formats each bidder's ID and each option's
-// path as it goes).
-func (f *flat) load(m *elastico.Market) bool {
+// load fills f from m, reusing f's slices, or returns why it cannot: an
+// error wrapping elastico.ErrInvalid. It makes the checks of
+// elastico.Market.Validate as it goes and asks Validate for the detailed
+// error only when one fails: checking here rather than calling Validate
+// first saves a pass over the market and Validate's allocations (it formats
+// each bidder's ID and each option's path as it goes). It also refuses
+// values w·G̃ − Γ, and a total bid value, that overflow a float64.
+func (f *flat) load(m *elastico.Market) error {
 	if !goodVector(&m.Capacity) || !goodVector(&m.Prices) {
-		return false
+		return invalid(m)
+	}
+	if p := &m.Prices; math.IsInf(p[0]+p[1]+p[2]+p[3], 0) {
+		return fmt.Errorf("esp: market: the sum of Prices %v overflows: %w", *p, elastico.ErrInvalid)
 	}
 	n := len(m.Bidders)
 	f.n = n
@@ -50,10 +54,14 @@ func (f *flat) load(m *elastico.Market) bool {
 	f.val = f.val[:0]
 	f.dem = f.dem[:0]
 	f.scale = 0
+	// Multiplying by 1/capacity is faster than dividing, but 1/c overflows
+	// for a subnormal capacity; then it divides.
 	var inv elastico.Vector
+	div := false
 	for r, c := range m.Capacity {
 		if c > 0 {
 			inv[r] = 1 / c
+			div = div || math.IsInf(inv[r], 0)
 		}
 	}
 	capc := m.Capacity
@@ -61,24 +69,31 @@ func (f *flat) load(m *elastico.Market) bool {
 		f.start = append(f.start, int32(len(f.val)))
 		b := &m.Bidders[j]
 		if w := b.Weight; !(w > 0) || w > math.MaxFloat64 {
-			return false
+			return invalid(m)
 		}
 		best := 0.0
 	options:
 		for k := range b.Options {
 			o := &b.Options[k]
 			if !goodNumber(o.Goodput) || !goodNumber(o.Penalty) || !goodVector(&o.Demand) {
-				return false
+				return invalid(m)
 			}
 			v := b.Weight*o.Goodput - o.Penalty
 			if !(v > 0) {
 				continue // never worth more than waiting
 			}
+			if v > math.MaxFloat64 {
+				return fmt.Errorf("esp: bidder %d: Weight·Options[%d].Goodput overflows: %w", j, k, elastico.ErrInvalid)
+			}
 			var d elastico.Vector
 			for r := range d {
 				switch {
 				case capc[r] > 0:
-					d[r] = o.Demand[r] * inv[r]
+					if div {
+						d[r] = o.Demand[r] / capc[r]
+					} else {
+						d[r] = o.Demand[r] * inv[r]
+					}
 					if d[r] > 1+feasTol {
 						continue options // exceeds capacity on its own
 					}
@@ -94,7 +109,20 @@ func (f *flat) load(m *elastico.Market) bool {
 		f.scale += best
 	}
 	f.start = append(f.start, int32(len(f.val)))
-	return true
+	if math.IsInf(f.scale, 0) {
+		return fmt.Errorf("esp: market: the total bid value overflows: %w", elastico.ErrInvalid)
+	}
+	return nil
+}
+
+// options returns the range of bidder j's usable options.
+func (f *flat) options(j int) (int, int) {
+	return int(f.start[j]), int(f.start[j+1])
+}
+
+// within reports whether load l is within capacity.
+func within(l *elastico.Vector) bool {
+	return l[0] <= 1+feasTol && l[1] <= 1+feasTol && l[2] <= 1+feasTol && l[3] <= 1+feasTol
 }
 
 // goodNumber reports whether x is finite and non-negative.
@@ -112,14 +140,4 @@ func invalid(m *elastico.Market) error {
 		return fmt.Errorf("esp: %w", err)
 	}
 	return fmt.Errorf("esp: market has a NaN, infinite or negative number: %w", elastico.ErrInvalid)
-}
-
-// options returns the range of bidder j's usable options.
-func (f *flat) options(j int) (int, int) {
-	return int(f.start[j]), int(f.start[j+1])
-}
-
-// within reports whether load l is within capacity.
-func within(l *elastico.Vector) bool {
-	return l[0] <= 1+feasTol && l[1] <= 1+feasTol && l[2] <= 1+feasTol && l[3] <= 1+feasTol
 }

@@ -100,8 +100,8 @@ func (s *Solver) Solve(ctx context.Context, m *elastico.Market, sol *elastico.So
 	} else {
 		sc = new(scratch) // another Solve is running
 	}
-	if !sc.load(m) {
-		return invalid(m)
+	if err := sc.load(m); err != nil {
+		return err
 	}
 	n := len(m.Bidders)
 	sol.Choice = slices.Grow(sol.Choice[:0], n)[:n]
