@@ -1,0 +1,375 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/examples/kubernetes/annotation"
+	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+)
+
+// Config configures a Controller. Client and Scheduler are required; every
+// other zero field means the documented default.
+type Config struct {
+	Client kubernetes.Interface
+	// Scheduler decides every epoch; the elastico-controller command uses
+	// pds.New(pds.Config{}).
+	Scheduler elastico.Scheduler
+	// Interval is the time between epochs (default 5s).
+	Interval time.Duration
+	// EpochTimeout bounds one Epoch call (default: Interval). A scheduler
+	// that honours its context returns its best plan by then.
+	EpochTimeout time.Duration
+	// GPUResource is the node resource that counts GPUs (default
+	// nvidia.com/gpu).
+	GPUResource v1.ResourceName
+	// SchedulerName is the scheduler profile that runs elastico's plugin
+	// (default elastico-scheduler); an opted-in pod that names another one
+	// is left alone.
+	SchedulerName string
+	// Now is the clock that stamps each State (default time.Now).
+	Now func() time.Time
+	// Recorder receives the Events the controller writes about pods and
+	// nodes (default: an EventRecorder writing to the API server).
+	Recorder record.EventRecorder
+	// Logger (default klog's).
+	Logger *klog.Logger
+	// OnEpoch, if set, is called after every epoch with what it saw and
+	// did (for logs and tests).
+	OnEpoch func(*Epoch)
+}
+
+// Epoch is one epoch as the controller ran it.
+type Epoch struct {
+	State *elastico.State
+	Plan  *elastico.Plan
+	// Applied lists what was written, one line per pod ("update ns/name:
+	// ..." or "evict ns/name: ..."), in the order it was written.
+	Applied []string
+	// Errors are writes that failed; they are retried next epoch.
+	Errors []error
+}
+
+// Controller runs the elastico Plan on a cluster. Build it with New, then
+// call Run (or Start and Step).
+type Controller struct {
+	cfg      Config
+	log      klog.Logger
+	factory  informers.SharedInformerFactory
+	pods     corelisters.PodLister
+	nodes    corelisters.NodeLister
+	synced   []cache.InformerSynced
+	recorder record.EventRecorder
+	bcast    record.EventBroadcaster
+
+	mu    sync.Mutex
+	carry elastico.Carry
+	// written holds the pods this controller wrote, until the informer's
+	// cache catches up: an epoch that read the pod as it was before the
+	// write would plan with a stale assignment.
+	written map[types.UID]written
+	// said is the last message of each Event reason per object, so that a
+	// standing problem is reported once, not every epoch.
+	said map[string]string
+}
+
+type written struct {
+	before string  // the resourceVersion the write replaced
+	pod    *v1.Pod // what the write returned; nil for an eviction
+}
+
+// New checks the configuration and builds a Controller.
+func New(cfg Config) (*Controller, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("controller: Config.Client is nil")
+	}
+	if cfg.Scheduler == nil {
+		return nil, errors.New("controller: Config.Scheduler is nil")
+	}
+	if cfg.Interval < 0 || cfg.EpochTimeout < 0 {
+		return nil, fmt.Errorf("controller: Config.Interval (%v) and Config.EpochTimeout (%v) must not be negative", cfg.Interval, cfg.EpochTimeout)
+	}
+	if cfg.Interval == 0 {
+		cfg.Interval = 5 * time.Second
+	}
+	if cfg.EpochTimeout == 0 {
+		cfg.EpochTimeout = cfg.Interval
+	}
+	if cfg.GPUResource == "" {
+		cfg.GPUResource = "nvidia.com/gpu"
+	}
+	if cfg.SchedulerName == "" {
+		cfg.SchedulerName = "elastico-scheduler"
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	c := &Controller{cfg: cfg, written: map[types.UID]written{}, said: map[string]string{}}
+	c.log = klog.Background().WithName("elastico")
+	if cfg.Logger != nil {
+		c.log = *cfg.Logger
+	}
+	c.factory = informers.NewSharedInformerFactory(cfg.Client, 0)
+	pi, ni := c.factory.Core().V1().Pods(), c.factory.Core().V1().Nodes()
+	c.pods, c.nodes = pi.Lister(), ni.Lister()
+	c.synced = []cache.InformerSynced{pi.Informer().HasSynced, ni.Informer().HasSynced}
+	c.recorder = cfg.Recorder
+	if c.recorder == nil {
+		c.bcast = record.NewBroadcaster()
+		c.recorder = c.bcast.NewRecorder(scheme.Scheme, v1.EventSource{Component: "elastico-controller"})
+	}
+	return c, nil
+}
+
+// Start starts the informers and waits until their caches are filled.
+func (c *Controller) Start(ctx context.Context) error {
+	if c.bcast != nil {
+		c.bcast.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.cfg.Client.CoreV1().Events("")})
+		context.AfterFunc(ctx, c.bcast.Shutdown)
+	}
+	c.factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		return fmt.Errorf("controller: informer caches did not sync: %w", ctx.Err())
+	}
+	return nil
+}
+
+// Run starts the controller and runs one epoch every Interval until ctx is
+// done. It returns nil when ctx is cancelled.
+func (c *Controller) Run(ctx context.Context) error {
+	if err := c.Start(ctx); err != nil {
+		return err
+	}
+	defer c.factory.Shutdown()
+	t := time.NewTicker(c.cfg.Interval)
+	defer t.Stop()
+	for {
+		if _, err := c.Step(ctx); err != nil && ctx.Err() == nil {
+			c.log.Error(err, "epoch failed")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Step runs one epoch: it builds the State from the informers' caches, asks
+// the Scheduler for a Plan and writes the Plan's decisions on the pods.
+func (c *Controller) Step(ctx context.Context) (*Epoch, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	pods, err := c.pods.List(labels.Everything())
+	if err != nil {
+		return nil, fmt.Errorf("controller: listing pods: %w", err)
+	}
+	nodes, err := c.nodes.List(labels.Everything())
+	if err != nil {
+		return nil, fmt.Errorf("controller: listing nodes: %w", err)
+	}
+	pods = c.overlay(pods)
+	s := buildState(c.cfg.Now(), pods, nodes, options{gpuResource: c.cfg.GPUResource, schedulerName: c.cfg.SchedulerName})
+	s.state.Carry = c.carry
+	c.report(s.problems)
+	ep := &Epoch{State: &s.state}
+	if err := s.state.Validate(); err != nil {
+		return ep, fmt.Errorf("controller: the State does not validate: %w", err)
+	}
+	ectx, cancel := context.WithTimeout(ctx, c.cfg.EpochTimeout)
+	plan, err := c.cfg.Scheduler.Epoch(ectx, &s.state)
+	cancel()
+	if err != nil {
+		return ep, fmt.Errorf("controller: Epoch: %w", err)
+	}
+	ep.Plan = plan
+	if len(plan.Decisions) != len(s.state.Jobs) {
+		return ep, fmt.Errorf("controller: the Plan has %d decisions for %d jobs", len(plan.Decisions), len(s.state.Jobs))
+	}
+	for i, d := range plan.Decisions {
+		if d.JobID != s.state.Jobs[i].ID {
+			return ep, fmt.Errorf("controller: the Plan's decision %d is for job %q, the State's job %d is %q", i, d.JobID, i, s.state.Jobs[i].ID)
+		}
+	}
+	c.carry = plan.Carry
+	changes, problems := diff(&s, plan)
+	c.report(problems)
+	for _, ch := range changes {
+		line, err := c.apply(ctx, ch)
+		if err != nil {
+			ep.Errors = append(ep.Errors, err)
+			c.log.Error(err, "applying the Plan", "pod", JobID(ch.pod))
+			continue
+		}
+		if line != "" {
+			ep.Applied = append(ep.Applied, line)
+		}
+	}
+	if c.cfg.OnEpoch != nil {
+		c.cfg.OnEpoch(ep)
+	}
+	return ep, nil
+}
+
+// overlay replaces the cached pods this controller wrote by what its writes
+// returned, until the cache has caught up (the pod's resourceVersion moved
+// past the one the write replaced).
+func (c *Controller) overlay(pods []*v1.Pod) []*v1.Pod {
+	seen := map[types.UID]bool{}
+	out := pods[:0:0]
+	for _, p := range pods {
+		seen[p.UID] = true
+		w, ok := c.written[p.UID]
+		switch {
+		case !ok:
+			out = append(out, p)
+		case p.ResourceVersion != w.before:
+			delete(c.written, p.UID)
+			out = append(out, p)
+		case w.pod != nil:
+			out = append(out, w.pod)
+		}
+		// An eviction the cache has not seen yet: the pod is going away.
+	}
+	for uid := range c.written {
+		if !seen[uid] {
+			delete(c.written, uid)
+		}
+	}
+	return out
+}
+
+// apply writes one change and returns a line saying what it wrote.
+func (c *Controller) apply(ctx context.Context, ch change) (string, error) {
+	pod := ch.pod
+	id := JobID(pod)
+	switch ch.kind {
+	case evict:
+		err := c.cfg.Client.PolicyV1().Evictions(pod.Namespace).Evict(ctx, &policyv1.Eviction{
+			ObjectMeta:    metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
+			DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}},
+		})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return "", fmt.Errorf("controller: evicting %s: %w", id, err)
+		}
+		c.written[pod.UID] = written{before: pod.ResourceVersion}
+		c.recorder.Event(pod, eventType(ch.reason), ch.reason, ch.message)
+		return fmt.Sprintf("evict %s: %s", id, ch.message), nil
+	case update:
+		p := pod.DeepCopy()
+		p.Annotations = applyAnnotations(p.Annotations, ch.want.Annotations())
+		if ch.ungate {
+			p.Spec.SchedulingGates = slices.DeleteFunc(p.Spec.SchedulingGates, func(g v1.PodSchedulingGate) bool {
+				return g.Name == annotation.SchedulingGate
+			})
+		}
+		got, err := c.cfg.Client.CoreV1().Pods(pod.Namespace).Update(ctx, p, metav1.UpdateOptions{FieldManager: "elastico-controller"})
+		if err != nil {
+			// A conflict means the cache was stale: the next epoch sees the
+			// pod as it is and decides again.
+			return "", fmt.Errorf("controller: updating %s: %w", id, err)
+		}
+		c.written[pod.UID] = written{before: pod.ResourceVersion, pod: got}
+		pod = got
+	}
+	if ch.cond != nil {
+		got, err := c.setCondition(ctx, pod, *ch.cond)
+		if err != nil {
+			return "", err
+		}
+		c.written[ch.pod.UID] = written{before: ch.pod.ResourceVersion, pod: got}
+	}
+	if ch.reason != "" {
+		c.recorder.Event(pod, eventType(ch.reason), ch.reason, ch.message)
+	}
+	if ch.kind == noChange {
+		return "", nil
+	}
+	return fmt.Sprintf("update %s: %s", id, describe(&ch)), nil
+}
+
+// setCondition patches the pod's Admitted condition (a strategic merge on
+// the conditions' type, so other conditions are kept).
+func (c *Controller) setCondition(ctx context.Context, pod *v1.Pod, cond v1.PodCondition) (*v1.Pod, error) {
+	cond.LastTransitionTime = metav1.NewTime(c.cfg.Now())
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []v1.PodCondition{cond}}})
+	if err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	got, err := c.cfg.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch,
+		metav1.PatchOptions{FieldManager: "elastico-controller"}, "status")
+	if err != nil {
+		return nil, fmt.Errorf("controller: setting %s on %s: %w", cond.Type, JobID(pod), err)
+	}
+	return got, nil
+}
+
+func describe(ch *change) string {
+	w := &ch.want
+	if !w.Admitted() {
+		return "waits: " + w.Status
+	}
+	ann := w.Annotations()
+	s := fmt.Sprintf("%s %s on %s GPUs [%s] (%s) generation %d", w.Action, w.Config, w.Node, ann[annotation.GPUs], ann[annotation.GPUSharing], w.Generation)
+	if ch.ungate {
+		s += ", gate removed"
+	}
+	return s
+}
+
+// report writes each problem as an Event, once per object, reason and
+// message.
+func (c *Controller) report(problems []problem) {
+	for _, p := range problems {
+		if p.obj == nil {
+			c.log.Info(p.message, "reason", p.reason)
+			continue
+		}
+		m, err := metaOf(p.obj)
+		if err != nil {
+			continue
+		}
+		key := string(m.GetUID()) + "/" + p.reason
+		if c.said[key] == p.message {
+			continue
+		}
+		c.said[key] = p.message
+		c.log.Info(p.message, "reason", p.reason, "object", m.GetNamespace()+"/"+m.GetName())
+		c.recorder.Event(p.obj, eventType(p.reason), p.reason, p.message)
+	}
+}
+
+func metaOf(obj any) (metav1.Object, error) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return nil, fmt.Errorf("controller: %T has no object metadata", obj)
+	}
+	return m, nil
+}
+
+func eventType(reason string) string {
+	switch reason {
+	case "ElasticoAdmitted", "ElasticoReconfigured", "ElasticoWaiting":
+		return v1.EventTypeNormal
+	}
+	return v1.EventTypeWarning
+}
