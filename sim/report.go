@@ -18,16 +18,27 @@ import (
 // TableColumns are the metrics of the comparison table, in order.
 var TableColumns = []string{"jct_avg", "jct_p95", "jct_infer_avg", "queue_avg", "throughput", "sm_util", "floor_attainment", "reconfig_per_gpu_h", "migrate_per_gpu_h", "epoch_ms"}
 
-// WriteTable prints the comparison: one row per policy, each metric as mean
-// ± 95 % CI, and, against the baseline, the JCT and throughput gains.
+// WriteTable prints the comparison: one row per policy, each metric of
+// TableColumns as mean ± 95 % CI (a column no policy has a value for, such
+// as inference JCT without inference jobs, is left out), and, against the
+// baseline, the JCT and throughput gains.
 func WriteTable(w io.Writer, s *Summary) error {
 	defs := map[string]MetricDef{}
 	for _, d := range MetricDefs {
 		defs[d.Key] = d
 	}
+	var cols []string
+	for _, k := range TableColumns {
+		for _, p := range s.Policies {
+			if !math.IsNaN(p.Metrics[k].Mean) {
+				cols = append(cols, k)
+				break
+			}
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{"policy"}
-	for _, k := range TableColumns {
+	for _, k := range cols {
 		d := defs[k]
 		h := d.Label
 		if d.Unit != "" {
@@ -40,7 +51,7 @@ func WriteTable(w io.Writer, s *Summary) error {
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, p := range s.Policies {
 		row := []string{p.Policy}
-		for _, k := range TableColumns {
+		for _, k := range cols {
 			row = append(row, fmtStat(p.Metrics[k].Stat))
 		}
 		row = append(row, fmtGain(p.Metrics["jct_avg"].Gain), fmtGain(p.Metrics["throughput"].Gain))
