@@ -685,3 +685,38 @@ func TestWaitingStatusIsNotRewrittenEveryTick(t *testing.T) {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
 }
+
+func TestMisplacedRunIsRelaunched(t *testing.T) {
+	f := newFake(2, 4)
+	a := f.submit(trainSpec, true, "")
+	h := newHarness(t, f, startAs(map[string]elastico.Assignment{strconv.Itoa(a): {ConfigID: "b128-g1", GPUs: []string{"node1/gpu1"}}}))
+	h.tick()
+	f.misplace[a] = 0 // Slurm puts shard:gpu1 on device 0
+	f.schedule()
+	for range 4 {
+		h.tick()
+		h.now = h.now.Add(time.Second)
+		f.schedule()
+	}
+	h.tick()
+	want := []string{
+		"update 1 Gres=shard:gpu1:2 NodeList=node1 AdminComment=elastico: gen 1: b128-g1 on node1/gpu1 (shard:gpu1:2)",
+		"release 1",
+		"requeuehold 1",
+		"update 1 StartTime=now AdminComment=elastico: gen 2: b128-g1 on node1/gpu1 (shard:gpu1:2)",
+		"release 1",
+	}
+	if diff := cmp.Diff(want, f.calls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	var placed []string
+	for _, l := range h.a.Records()[0].Launches {
+		placed = append(placed, l.Placed)
+	}
+	if diff := cmp.Diff([]string{"misplaced: shard:gpu1:2 on device [0], want 1", "ok"}, placed); diff != "" {
+		t.Errorf("placements (-want +got):\n%s", diff)
+	}
+	if env := h.envOf(a, 1); env["ELASTICO_GENERATION"] != "2" || env["ELASTICO_CONFIG"] != "b128-g1" {
+		t.Errorf("relaunch env = %v", env)
+	}
+}

@@ -133,6 +133,7 @@ func (a *Adapter) start(ctx context.Context, act elastico.Action, j *elastico.Jo
 		Kind:     kind,
 		Gres:     gresFor(slots, kind, shards),
 		CPUs:     cpusFor(p),
+		IDX:      ordinals(slots),
 	}
 	r.Env = a.env(r, j, p, act.Launch, slots, shards)
 	a.jr.jobs[r.SlurmID] = r
@@ -199,6 +200,7 @@ func (a *Adapter) reconfigure(ctx context.Context, act elastico.Action, j *elast
 	r.Gen++
 	r.ConfigID = p.Config.ID
 	r.GPUs = slices.Clone(act.To.GPUs)
+	r.IDX = ordinals(slots)
 	r.Kind = kind
 	r.Gres = gresFor(slots, kind, shards)
 	if n := inv.node(r.Node); n != nil {
@@ -279,6 +281,14 @@ func (a *Adapter) request(gpus []string, p *elastico.Profile, inv *inventory, ke
 		}
 	}
 	return slots, kind, shards, ""
+}
+
+func ordinals(slots []*gpuSlot) []int {
+	out := make([]int, len(slots))
+	for i, s := range slots {
+		out[i] = s.Ordinal
+	}
+	return out
 }
 
 func gresFor(slots []*gpuSlot, kind string, shards []int) string {
@@ -365,6 +375,13 @@ func (a *Adapter) converge(ctx context.Context, r *Record, sj *Job, now time.Tim
 				r.Phase, r.RequeuedAt = PhaseRelaunch, time.Time{}
 			}
 		}
+	case PhaseLaunched:
+		if a.verify(r, sj); r.Phase == PhaseRequeue {
+			if err := a.save(); err != nil { // the intent first
+				return err
+			}
+			return a.converge(ctx, r, sj, now)
+		}
 	case PhaseRelaunch:
 		switch {
 		case sj.State == "PENDING" && (sj.Held() || !a.hasGres(r, sj)):
@@ -391,6 +408,55 @@ func (a *Adapter) converge(ctx context.Context, r *Record, sj *Job, now time.Tim
 		}
 	}
 	return a.save()
+}
+
+// verify checks, once per run, that Slurm gave the job the devices its
+// GRES types name (gpuN is device N: the ordinals recorded at the start).
+// A job on other devices breaks the plan's co-location and Slurm's own
+// accounting of the shards: it is requeued at once and relaunched under the
+// same configuration.
+func (a *Adapter) verify(r *Record, sj *Job) {
+	if sj.State != "RUNNING" || len(r.Launches) == 0 || len(sj.GresDetail) == 0 || len(r.IDX) != len(r.GPUs) {
+		return
+	}
+	l := &r.Launches[len(r.Launches)-1]
+	if l.Placed != "" || l.Run != sj.Restarts {
+		return
+	}
+	allocs, err := ParseDetail(sj.GresDetail[0])
+	if err != nil {
+		return
+	}
+	var wrong []string
+	seen := map[string]bool{}
+	for _, al := range allocs {
+		k := slices.Index(r.GPUs, r.Node+"/"+al.Type)
+		switch {
+		case k < 0:
+			wrong = append(wrong, fmt.Sprintf("%s, not asked", al.Gres))
+		case !slices.Equal(al.IDX, []int{r.IDX[k]}):
+			wrong = append(wrong, fmt.Sprintf("%s on device %v, want %d", al.Gres, al.IDX, r.IDX[k]))
+		}
+		seen[r.Node+"/"+al.Type] = true
+	}
+	for _, g := range r.GPUs {
+		if !seen[g] {
+			wrong = append(wrong, g+" missing")
+		}
+	}
+	if len(wrong) == 0 {
+		l.Placed = "ok"
+		return
+	}
+	l.Placed = "misplaced: " + strings.Join(wrong, "; ")
+	a.log.Error("Slurm started the job on other devices than its GRES name: requeued to run where the plan put it", "job", r.SlurmID, "run", sj.Restarts, "gres_detail", sj.GresDetail[0], "gres", r.Gres, "wrong", strings.Join(wrong, "; "))
+	r.Gen++
+	for i, kv := range r.Env {
+		if strings.HasPrefix(kv, "ELASTICO_GENERATION=") {
+			r.Env[i] = "ELASTICO_GENERATION=" + strconv.Itoa(r.Gen)
+		}
+	}
+	r.Phase, r.RestartBase, r.Attempts, r.Error = PhaseRequeue, sj.Restarts, 0, ""
 }
 
 // launch sets a pending job's GRES, CPUs and node (skipped when Slurm has

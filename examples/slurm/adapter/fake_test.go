@@ -32,6 +32,9 @@ type fakeSlurm struct {
 	// dead is set by the lie: the adapter is dead, nothing more it sends
 	// reaches Slurm until the test restarts it.
 	dead bool
+	// misplace makes the next start of a job use this device index,
+	// whatever its GRES type says (seen once after a slurmctld restart).
+	misplace map[int]int
 	// gres is each job's merged GRES list (what Slurm really holds).
 	gres map[int][]Gres
 }
@@ -50,7 +53,7 @@ func newFake(gpus, shards int) *fakeSlurm {
 	}
 	return &fakeSlurm{
 		nodes: []Node{{Name: "node1", State: "idle", Gres: strings.Join(g, ","), CPUs: 16, RealMemory: 64000}},
-		next:  1, clock: 1_000_000, gres: map[int][]Gres{},
+		next:  1, clock: 1_000_000, gres: map[int][]Gres{}, misplace: map[int]int{},
 	}
 }
 
@@ -258,7 +261,16 @@ func (f *fakeSlurm) schedule() {
 		if f.fits(j.ID) {
 			j.State, j.Reason = "RUNNING", "None"
 			j.Nodes = "node1"
-			j.GresDetail = []string{FormatGres(f.gres[j.ID])}
+			var d []string
+			for _, g := range f.gres[j.ID] {
+				idx, _ := strconv.Atoi(strings.TrimPrefix(g.Type, "gpu"))
+				if m, ok := f.misplace[j.ID]; ok {
+					idx = m
+					delete(f.misplace, j.ID)
+				}
+				d = append(d, fmt.Sprintf("%s(IDX:%d)", g, idx))
+			}
+			j.GresDetail = []string{strings.Join(d, ",")}
 		} else {
 			j.Reason = "Resources"
 		}

@@ -59,6 +59,7 @@ type Record struct {
 	Gen      int
 	ConfigID string
 	GPUs     []string // elastico GPU IDs, in the order of the assignment
+	IDX      []int    // their device indices on the node (the GRES types' natural order)
 	Node     string
 	Kind     string // "gpu" (whole GPUs) or "shard"
 	Gres     string // exactly what scontrol update Gres= was given
@@ -81,6 +82,10 @@ type Launch struct {
 	GPUs     []string
 	Gres     string
 	At       time.Time
+	// Placed is "" until the run is seen running, then "ok", or what was
+	// wrong when Slurm put it on other devices than the GRES named (seen
+	// once, on a shard job scheduled right after a slurmctld restart).
+	Placed string
 }
 
 // same reports whether sj is the job of the record: the same submit time,

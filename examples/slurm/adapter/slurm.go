@@ -230,6 +230,48 @@ func splitTop(s string) []string {
 	return append(out, s[start:])
 }
 
+// Alloc is one entry of a running job's gres_detail: the GRES and the
+// device indices Slurm gave it on the node ("shard:gpu2:1(IDX:2)").
+type Alloc struct {
+	Gres
+	IDX []int
+}
+
+// ParseDetail reads one node's gres_detail entry. Entries with a zero count
+// (Slurm lists every type for an untyped request) are dropped.
+func ParseDetail(s string) ([]Alloc, error) {
+	var out []Alloc
+	for _, item := range splitTop(s) {
+		gs, err := ParseGres(item)
+		if err != nil {
+			return nil, err
+		}
+		if len(gs) == 0 || gs[0].Count == 0 {
+			continue
+		}
+		a := Alloc{Gres: gs[0]}
+		if i := strings.Index(item, "(IDX:"); i >= 0 {
+			body := strings.TrimSuffix(item[i+len("(IDX:"):], ")")
+			for _, r := range strings.Split(body, ",") {
+				lo, hi, isRange := strings.Cut(r, "-")
+				x, err1 := strconv.Atoi(lo)
+				y, err2 := strconv.Atoi(hi)
+				if err1 != nil || isRange && (err2 != nil || y < x) {
+					return nil, fmt.Errorf("adapter: gres_detail %q: IDX %q", item, r)
+				}
+				if !isRange {
+					y = x
+				}
+				for k := x; k <= y; k++ {
+					a.IDX = append(a.IDX, k)
+				}
+			}
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
 // FormatGres writes a GRES list the way scontrol update Gres= takes it.
 func FormatGres(gs []Gres) string {
 	parts := make([]string, len(gs))

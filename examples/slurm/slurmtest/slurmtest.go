@@ -433,6 +433,10 @@ func (c *Cluster) stop() {
 		for _, name := range []string{"slurmctld", "slurmd"} {
 			c.t.Logf("%s log tail:%s", name, c.logTail(name))
 		}
+		if os.Getenv("SLURMTEST_KEEP") != "" {
+			c.t.Logf("slurmtest: kept %s (SLURMTEST_KEEP is set)", c.Root)
+			return
+		}
 	}
 	if err := os.RemoveAll(c.Root); err != nil && !errors.Is(err, os.ErrNotExist) {
 		c.t.Logf("slurmtest: removing %s: %v", c.Root, err)
