@@ -52,8 +52,9 @@ type Config struct {
 	// PriceSolver picks configurations (ESP). Nil: esp.New(esp.Config{}).
 	PriceSolver elastico.PriceSolver
 	// Placer puts them on GPUs. Nil: placement.New with MaxSlowdown set to
-	// Tolerance.Tau0 (so GPUs with loud neighbours are a last resort) and
-	// every other field its default.
+	// Tolerance.Tau0 (and scaled to τ(t) every epoch), so that no job is
+	// placed beside a neighbour predicted above tolerance; every other
+	// field its default.
 	Placer elastico.Placer
 	// Predictor estimates co-location slowdowns (IAC). Nil: iac.Default().
 	Predictor elastico.Predictor

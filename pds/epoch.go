@@ -9,6 +9,7 @@ import (
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/placement"
+	"github.com/elastico/elastico/rst"
 )
 
 // epoch is one Epoch call's working set, pooled between calls.
@@ -26,6 +27,11 @@ type epoch struct {
 	gpuNode   []int32
 	ngpu      int
 	capacity  elastico.Vector
+	invCap    elastico.Vector // 1/capacity, +Inf where it is zero
+
+	// The last feasibility checker and the capacities it was built for.
+	ck            *rst.Checker
+	ckKey, ckPrev []float64
 
 	jobs []jobState
 	// Current residents of each GPU (jobs, from the State's assignments),
@@ -133,6 +139,9 @@ func (e *epoch) init(s *Scheduler, st *elastico.State) {
 	cl := &st.Cluster
 	e.gpuRef = cl.Index()
 	e.capacity = cl.Capacity()
+	for r, c := range e.capacity {
+		e.invCap[r] = 1 / c // +Inf for none: any demand there is infinite
+	}
 	e.ngpu = cl.NumGPUs()
 	e.nodeFirst = grow(e.nodeFirst, len(cl.Nodes))
 	e.gpuNode = grow(e.gpuNode, e.ngpu)
@@ -230,7 +239,13 @@ func (e *epoch) round(ctx context.Context, m int, prices *elastico.Vector) (bool
 		e.options[o].Penalty = e.base[o] + e.learned[o]
 	}
 	e.market.Prices = *prices
-	err := e.s.solver.Solve(ctx, &e.market, &e.sol)
+	var err error
+	if len(e.market.Bidders) == 0 {
+		// Nothing to price: no job has a feasible configuration.
+		e.sol = elastico.Solution{Choice: e.sol.Choice[:0], Prices: *prices}
+	} else {
+		err = e.s.solver.Solve(ctx, &e.market, &e.sol)
+	}
 	e.stats.Iterations += e.sol.Iterations
 	if err != nil {
 		e.since(t, &e.stats.Prices)
@@ -253,7 +268,11 @@ func (e *epoch) round(ctx context.Context, m int, prices *elastico.Vector) (bool
 	t = e.since(t, &e.stats.Prices)
 
 	e.buildItems(e.choiceFamily)
-	err = e.s.placer.Place(ctx, &e.req, &e.place)
+	placer := e.s.placer
+	if m == 1 {
+		placer = e.s.first
+	}
+	err = placer.Place(ctx, &e.req, &e.place)
 	t = e.since(t, &e.stats.Placement)
 	if err != nil {
 		if cut(ctx, err) {
@@ -374,6 +393,10 @@ func (e *epoch) takePlacement(r *result, m int) error {
 			if why := e.keptApart(int32(j)); why != "" {
 				r.code[j] = elastico.Interference
 				r.reason[j] += why
+			} else if e.s.ownPlacer && strings.HasPrefix(r.reason[j], placement.ReasonLoud) {
+				// The default placer's threshold is τ(t) (see buildItems).
+				r.code[j] = elastico.Interference
+				r.reason[j] = fmt.Sprintf("%s%.3g× (its tolerance τ(t)): it or a resident would slow above that", placement.ReasonLoud, e.tau)
 			}
 			continue
 		}

@@ -23,7 +23,7 @@ func (e *epoch) buildMarket() {
 	e.options = e.options[:0]
 	e.optFam = e.optFam[:0]
 	e.bidJob = e.bidJob[:0]
-	ch, cherr := rst.NewChecker(&st.Cluster)
+	ch, cherr := e.checker()
 
 	// Current assignments, as global GPU numbers.
 	nref := 0
@@ -84,6 +84,7 @@ func (e *epoch) buildMarket() {
 		}
 		js.first = int32(len(e.options))
 		minShare := math.Inf(1)
+		inv := e.invCap
 		for k := lo; k < hi; k++ {
 			p := &job.Family[k]
 			var why string
@@ -101,8 +102,11 @@ func (e *epoch) buildMarket() {
 				js.curOpt = o
 			}
 			d := p.Demand.Total()
-			if s := d.DominantShare(e.capacity); s < minShare {
-				minShare, js.minOpt = s, o
+			// The dominant share, inline (Vector.DominantShare per option
+			// is a measurable part of an epoch).
+			share := max(d[0]*inv[0], d[1]*inv[1], d[2]*inv[2], d[3]*inv[3])
+			if share < minShare {
+				minShare, js.minOpt = share, o
 			}
 			e.options = append(e.options, elastico.Option{Goodput: e.gscr[k], Demand: d})
 			e.optFam = append(e.optFam, int32(k))
@@ -116,7 +120,7 @@ func (e *epoch) buildMarket() {
 		rmin := e.options[js.first].Demand
 		for o := js.first + 1; o < js.first+js.n; o++ {
 			for r := range rmin {
-				rmin[r] = math.Min(rmin[r], e.options[o].Demand[r])
+				rmin[r] = min(rmin[r], e.options[o].Demand[r])
 			}
 		}
 		js.rmin = rmin
@@ -157,7 +161,7 @@ func (e *epoch) buildMarket() {
 		if all[r] > e.capacity[r] {
 			scale[r] = gamma * e.capacity[r] / all[r]
 		}
-		e.effCap[r] = math.Max(0, e.capacity[r]-scale[r]*all[r])
+		e.effCap[r] = max(0, e.capacity[r]-scale[r]*all[r])
 	}
 	e.real = grow(e.real, len(e.options))
 	for o := range e.options {
@@ -175,7 +179,7 @@ func (e *epoch) buildMarket() {
 		for o := js.first; o < js.first+js.n; o++ {
 			d := &e.options[o].Demand
 			for r := range d {
-				d[r] = math.Max(0, d[r]-own[r])
+				d[r] = max(0, d[r]-own[r])
 			}
 		}
 	}
@@ -334,4 +338,30 @@ func (greedy) Solve(ctx context.Context, m *elastico.Market, sol *elastico.Solut
 		}
 	}
 	return nil
+}
+
+// checker returns rst's feasibility checker for the State's cluster,
+// reusing the last one when the cluster's capacities have not changed
+// (building one costs as much as a tenth of a small epoch).
+func (e *epoch) checker() (*rst.Checker, error) {
+	key := e.ckKey[:0]
+	for i := range e.st.Cluster.Nodes {
+		n := &e.st.Cluster.Nodes[i]
+		key = append(key, n.CPU, n.RAM, float64(len(n.GPUs)))
+		for k := range n.GPUs {
+			key = append(key, n.GPUs[k].Memory)
+		}
+	}
+	if e.ck != nil && slices.Equal(key, e.ckPrev) {
+		e.ckKey = key
+		return e.ck, nil
+	}
+	ch, err := rst.NewChecker(&e.st.Cluster)
+	if err != nil {
+		e.ck = nil
+		return nil, err
+	}
+	e.ck = ch
+	e.ckKey, e.ckPrev = e.ckPrev, key
+	return ch, nil
 }

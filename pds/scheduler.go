@@ -27,8 +27,10 @@ type Scheduler struct {
 	mu    sync.Mutex
 	spare *epoch
 	// ownPlacer: the placer is the default one New built, whose
-	// MaxSlowdown is Tolerance.Tau0.
+	// MaxSlowdown is Tolerance.Tau0; first places the first round (the
+	// same placer unless ownPlacer).
 	ownPlacer bool
+	first     elastico.Placer
 }
 
 var _ elastico.Scheduler = (*Scheduler)(nil)
@@ -50,12 +52,20 @@ func New(cfg Config) (*Scheduler, error) {
 	if c.Ablation.GreedyFirstFit {
 		s.solver = greedy{}
 	}
+	s.first = s.placer
 	if s.placer == nil {
 		s.ownPlacer = true
-		// The default placer passes over GPUs whose residents are predicted
-		// to interfere above τ0 (the lowest τ(t) can be) when it has a
-		// quieter choice: most violations are then never made.
+		// The default placer keeps jobs off GPUs whose residents are
+		// predicted to interfere above its MaxSlowdown, τ0 (moved to τ(t)
+		// every epoch, see buildItems), so that later rounds make few new
+		// violations. In the first round such a GPU is a last resort
+		// instead: a violation found there is what makes the market
+		// reshape the job that causes it (Algorithm 1's penalties), where a
+		// refusal would only leave its neighbour waiting.
 		if s.placer, err = placement.New(placement.Config{MaxSlowdown: c.Tolerance.Tau0}); err != nil {
+			return nil, fmt.Errorf("pds: default placer: %w", err)
+		}
+		if s.first, err = placement.New(placement.Config{MaxSlowdown: c.Tolerance.Tau0, LoudLastResort: true}); err != nil {
 			return nil, fmt.Errorf("pds: default placer: %w", err)
 		}
 	}

@@ -30,6 +30,10 @@ const (
 	MaxTieCandidates     = 64
 )
 
+// ReasonLoud begins the reason of an item that waits because every GPU
+// with room has a neighbour predicted above MaxSlowdown.
+const ReasonLoud = "every GPU with room has a neighbour predicted above "
+
 // ErrConfig is wrapped by every error New returns for a bad Config.
 var ErrConfig = errors.New("placement: invalid config")
 
@@ -46,13 +50,16 @@ type Config struct {
 	// slowdown. Zero: DefaultTieCandidates; valid range [1,
 	// MaxTieCandidates].
 	TieCandidates int
-	// MaxSlowdown, when positive and the request has a Predictor, makes a
-	// GPU whose residents and the item are predicted to slow either above
-	// it a last resort: the item goes there only if no GPU with room has
-	// quiet neighbours (or is empty) — a bounded search: after
-	// 8 such GPUs it looks only for empty ones. Zero: no limit (the
-	// predictor only breaks ties). Valid range: 0 or [1, +Inf).
+	// MaxSlowdown, when positive and the request has a Predictor, keeps an
+	// item off a GPU where it or a resident is predicted to slow above it
+	// ("loud" neighbours): the item goes elsewhere, or waits with a reason
+	// that says so. The search for a quiet GPU is bounded: after
+	// maxRejected loud GPUs it looks only for empty ones. Zero: no limit
+	// (the predictor only breaks ties). Valid range: 0 or [1, +Inf).
 	MaxSlowdown float64
+	// LoudLastResort makes a GPU with loud neighbours a last resort rather
+	// than forbidden: the item goes there if nothing else has room.
+	LoudLastResort bool
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -212,6 +219,7 @@ type work struct {
 	failures []shape
 	cands    []cand
 	stamp    uint32
+	loud     bool // the item's search passed over a GPU for a loud neighbour
 }
 
 func growTo[T any](s []T, n int) []T {
@@ -683,6 +691,7 @@ func (w *work) placeItem(it int32) {
 		}
 	}
 	var ok, avoided bool
+	w.loud = false
 	switch {
 	case d.GPUs == 1:
 		var g int32
@@ -701,7 +710,7 @@ func (w *work) placeItem(it int32) {
 		return
 	}
 	w.reason[it] = w.why(it, avoided)
-	if len(w.failures) < maxFailures && (len(w.avoidOff) == 0 || w.avoidOff[it] == w.avoidOff[it+1]) {
+	if len(w.failures) < maxFailures && !w.loud && (len(w.avoidOff) == 0 || w.avoidOff[it] == w.avoidOff[it+1]) {
 		w.failures = append(w.failures, sh)
 	}
 }
@@ -729,8 +738,8 @@ func (w *work) findOne(it int32, d *elastico.Demand) (best int32, avoided bool) 
 // MaxSlowdown) a search predicts for before it looks only for empty GPUs,
 // and maxAfterRejected how many more it then scans.
 const (
-	maxRejected      = 8
-	maxAfterRejected = 256
+	maxRejected      = 16
+	maxAfterRejected = 1024
 )
 
 // findOnePass returns the best GPU for one replica (or -1), and the
@@ -769,6 +778,7 @@ func (w *work) findOnePass(it int32, d *elastico.Demand, capped bool) (best, fal
 			}
 			if s = w.slowdown(it, g); s > w.cfg.MaxSlowdown {
 				rejected++
+				w.loud = true
 				if s < fallbackS {
 					fallback, fallbackS = g, s
 				}
@@ -783,6 +793,9 @@ func (w *work) findOnePass(it int32, d *elastico.Demand, capped bool) (best, fal
 	}
 	w.cands = cands
 	if len(cands) == 0 {
+		if !w.cfg.LoudLastResort {
+			fallback = -1
+		}
 		return -1, fallback, avoided, c.skipped
 	}
 	for k := range cands {
@@ -932,6 +945,27 @@ func (w *work) tryNode(it int32, n int32, d *elastico.Demand, avoided *bool) boo
 			}
 		}
 	}
+	if w.cfg.MaxSlowdown > 0 && w.req.Predictor != nil && !w.cfg.LoudLastResort {
+		// Loud GPUs are out: drop them (predicting those the tie-break
+		// above skipped).
+		kept := cands[:0]
+		for _, c := range cands {
+			if !c.loud && c.slowdown == 1 && w.gpus[c.g].n > 0 {
+				c.slowdown = w.slowdown(it, c.g)
+				c.loud = c.slowdown > w.cfg.MaxSlowdown
+			}
+			if c.loud {
+				w.loud = true
+				continue
+			}
+			kept = append(kept, c)
+		}
+		cands = kept
+		w.cands = cands
+		if len(cands) < need {
+			return false
+		}
+	}
 	slices.SortFunc(cands, func(a, b cand) int {
 		switch {
 		case candLess(&a, &b):
@@ -964,6 +998,8 @@ func (w *work) why(it int32, avoided bool) string {
 		return fmt.Sprintf("needs %d GPUs on one node; the largest node has %d", d.GPUs, w.maxNodeGPUs)
 	case avoided:
 		return "every GPU with room holds a job it must not share a GPU with"
+	case w.loud:
+		return fmt.Sprintf("%s%.3g× (it or a resident would slow above that)", ReasonLoud, w.cfg.MaxSlowdown)
 	case d.GPUs == 1:
 		return fmt.Sprintf("no GPU has %.2f SM and %.1f GiB free on a node with %.1f CPU and %.1f GiB RAM free", d.SM, d.GPUMemory, d.CPU, d.RAM)
 	case item.Job.Spread:

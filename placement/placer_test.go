@@ -140,12 +140,26 @@ func checkInvariants(t *testing.T, cfg Config, req *elastico.PlacementRequest, o
 		return len(a.jobs) < cfg.MaxJobsPerGPU && (hw.Shared || len(a.jobs) == 0) &&
 			a.sm+d.SM <= cfg.Oversubscription+slack && a.mem+d.GPUMemory <= hw.Memory+slack
 	}
+	loud := func(i int, g elastico.GPURef) bool {
+		a := gpus[g]
+		if a == nil || req.Predictor == nil || cfg.MaxSlowdown == 0 {
+			return false
+		}
+		for _, r := range a.jobs {
+			p, q := req.Items[i].Profile, req.Items[r].Profile
+			if req.Predictor.Slowdown(p, q) > cfg.MaxSlowdown || req.Predictor.Slowdown(q, p) > cfg.MaxSlowdown {
+				return true
+			}
+		}
+		return false
+	}
 	for i, gs := range out.GPUs {
 		it := &req.Items[i]
 		d := it.Profile.Demand
 		if gs != nil || avoided[i] || (it.Job.Spread && d.GPUs > 1) {
 			continue
 		}
+		waitsLoud := strings.HasPrefix(out.Reasons[i], ReasonLoud)
 		for n := range req.Cluster.Nodes {
 			nd := &req.Cluster.Nodes[n]
 			k := float64(d.GPUs)
@@ -154,7 +168,7 @@ func checkInvariants(t *testing.T, cfg Config, req *elastico.PlacementRequest, o
 			}
 			free := 0
 			for g := range nd.GPUs {
-				if fitsGPU(ref(n, g), d) {
+				if fitsGPU(ref(n, g), d) && !(waitsLoud && loud(i, ref(n, g))) {
 					free++
 				}
 			}
@@ -412,8 +426,8 @@ func TestPlace(t *testing.T) {
 			wantGPUs:  [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 0)}},
 		},
 		{
-			name:    "MaxSlowdown: the loud GPU is a last resort, not a refusal",
-			cfg:     Config{MaxSlowdown: 1.2},
+			name:    "LoudLastResort: the loud GPU rather than nothing",
+			cfg:     Config{MaxSlowdown: 1.2, LoudLastResort: true},
 			cluster: cluster(1, 1, 16, true, 32, 256),
 			items: func() []elastico.PlacementItem {
 				loud, x := item("loud", 1, 0.4, 4), item("x", 1, 0.4, 4)
@@ -422,6 +436,19 @@ func TestPlace(t *testing.T) {
 			}(),
 			predictor: fakePredictor{"loud|x": 1.6},
 			wantGPUs:  [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 0)}},
+		},
+		{
+			name:    "MaxSlowdown: nothing rather than the loud GPU",
+			cfg:     Config{MaxSlowdown: 1.2},
+			cluster: cluster(1, 1, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				loud, x := item("loud", 1, 0.4, 4), item("x", 1, 0.4, 4)
+				loud.Current = []elastico.GPURef{ref(0, 0)}
+				return []elastico.PlacementItem{loud, x}
+			}(),
+			predictor:   fakePredictor{"loud|x": 1.6},
+			wantGPUs:    [][]elastico.GPURef{{ref(0, 0)}, nil},
+			wantReasons: []string{"", ReasonLoud + "1.2×"},
 		},
 		{
 			name:    "MaxSlowdown: a gang prefers quiet GPUs on its node",
