@@ -24,8 +24,10 @@ type Result struct {
 	// last completion.
 	WindowEnd, Makespan float64
 
-	smArea, busyArea, thrArea       float64
-	smWindow, busyWindow, thrWindow float64
+	smArea, busyArea, thrArea float64
+	// job-seconds of progress, of it on a shared GPU, and speed × time there
+	runArea, sharedArea, sharedSpeedArea float64
+	smWindow, busyWindow, thrWindow      float64
 }
 
 // JobResult is one job's outcome.
@@ -117,6 +119,8 @@ var MetricDefs = []MetricDef{
 	{"sm_util_makespan", "SM util (makespan)", "%", true, "the same over the whole run"},
 	{"busy", "GPUs held", "%", true, "time-weighted fraction of GPUs some job holds during the arrival window"},
 	{"floor_attainment", "floor attain", "%", true, "share of running time jobs with a floor ran at or above it (NaN when no job has one)"},
+	{"shared_time", "shared", "%", false, "share of the job-time with progress spent on a GPU another running job shares"},
+	{"shared_speed", "speed shared", "", true, "mean ground-truth co-location speed of jobs while they share a GPU (1 = as fast as alone)"},
 	{"reconfig_per_gpu_h", "reconfig/GPU-h", "", false, "reconfigurations per GPU-hour of makespan"},
 	{"migrate_per_gpu_h", "migrate/GPU-h", "", false, "migrations per GPU-hour of makespan"},
 	{"preempt_per_gpu_h", "preempt/GPU-h", "", false, "preemptions per GPU-hour of makespan"},
@@ -190,6 +194,13 @@ func (r *Result) Metrics() Metrics {
 	}
 	m["epoch_ms"], m["epoch_p99_ms"] = mean(lat), quantile(lat, 0.99)
 	m["makespan"] = r.Makespan / 3600
+	m["shared_time"], m["shared_speed"] = math.NaN(), math.NaN()
+	if r.runArea > 0 {
+		m["shared_time"] = 100 * r.sharedArea / r.runArea
+	}
+	if r.sharedArea > 0 {
+		m["shared_speed"] = r.sharedSpeedArea / r.sharedArea
+	}
 	m["unfinished"] = float64(unfinished)
 	return m
 }

@@ -157,6 +157,7 @@ type jobState struct {
 	spread       bool
 	busyUntil    float64
 	rate, speed  float64
+	shared       bool // a productive co-runner shares one of its GPUs
 	assign       *elastico.Assignment
 	started      bool
 	firstStart   float64
@@ -413,6 +414,11 @@ func (s *simulation) advance(t float64) {
 			j.integral += math.FMA(j.rate, d, 0)
 			s.credited += w
 			j.runTime += d
+			s.res.runArea += d
+			if j.shared {
+				s.res.sharedArea += d
+				s.res.sharedSpeedArea += j.speed * d
+			}
 			if j.Floor > 0 && j.Configs[j.cfg].Throughput*j.speed >= j.Floor*(1-1e-12) {
 				j.floorTime += d
 			}
@@ -493,6 +499,12 @@ func (s *simulation) rates() {
 			speed = math.Min(speed, sp)
 		}
 		j.speed = speed
+		j.shared = false
+		for _, g := range j.gpus {
+			if len(s.gpus[g].res) > 1 {
+				j.shared = true
+			}
+		}
 		j.rate = c.Goodput(j.spread) * speed
 		s.thrNow += j.rate * j.norm
 	}
