@@ -81,6 +81,27 @@ func BenchmarkSolve(b *testing.B) {
 	}
 }
 
+// BenchmarkSolveSmall covers the markets that get the exchange local
+// search (at most exchangeMaxOptions usable options).
+func BenchmarkSolveSmall(b *testing.B) {
+	for _, sz := range [][2]int{{10, 6}, {30, 6}, {60, 8}} {
+		b.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(b *testing.B) {
+			m := warmMarket(b, sz[0], sz[1])
+			s, err := esp.New(esp.Config{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var sol elastico.Solution
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := s.Solve(context.Background(), m, &sol); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkExact measures the reference on the quality test's largest
 // markets: 30 jobs, 6 configurations.
 func BenchmarkExact(b *testing.B) {

@@ -255,40 +255,61 @@ func (sc *scratch) objective() float64 {
 	return v
 }
 
-// exchange is a local search for small markets: for each bidder and each
-// other option of it (or deferral), move it there, make room by repairing
-// the others, refill with improve, and keep the result if the objective
-// grew. It repeats until a whole pass finds nothing, at most maxPasses
-// times.
-func (sc *scratch) exchange(lambda *elastico.Vector, maxPasses int) {
+// exchange is a local search for small markets: it moves one bidder to
+// another of its options (or defers it), makes room by repairing the
+// others, refills with improve, and keeps the result if the objective
+// grew. Moves are tried in order of the value they add (most first, so
+// upgrades that need evictions come before downgrades that free room),
+// whole passes repeated while one finds something, at most maxPasses; the
+// total number of moves tried is capped at trials, as each costs a few
+// passes over the market.
+func (sc *scratch) exchange(lambda *elastico.Vector, maxPasses, trials int) {
 	best := sc.objective()
 	sc.save = append(sc.save[:0], sc.cur...)
 	for range maxPasses {
-		improved := false
+		// The moves from the current choice, best value gain first.
+		mv := sc.moves[:0]
 		for j := range sc.n {
+			vc := 0.0
+			if c := sc.cur[j]; c >= 0 {
+				vc = sc.val[c]
+			}
 			o0, o1 := sc.options(j)
 			for a := o0 - 1; a < o1; a++ {
-				to := int32(a)
+				to, va := int32(a), 0.0
 				if a < o0 {
 					to = -1
-				}
-				if to == sc.cur[j] {
-					continue
-				}
-				sc.cur[j] = to
-				sc.pin = int32(j)
-				sc.repair() // make room for j's new option
-				sc.pin = -1
-				sc.improve(lambda)
-				if v := sc.objective(); v > best*(1+1e-12) {
-					best, improved = v, true
-					copy(sc.save, sc.cur)
 				} else {
-					copy(sc.cur, sc.save)
+					va = sc.val[a]
+				}
+				if to != sc.cur[j] {
+					mv = append(mv, heapItem{vc - va, int32(j), to})
 				}
 			}
 		}
-		if !improved {
+		mv.init()
+		improved := false
+		for len(mv) > 0 && trials > 0 {
+			it := mv.pop()
+			j := int(it.j)
+			if sc.cur[j] == it.to {
+				continue // an earlier exchange moved j there
+			}
+			trials--
+			sc.cur[j] = it.to
+			sc.pin = it.j
+			sc.repair() // make room for j's new option
+			sc.pin = -1
+			sc.improve(lambda)
+			if v := sc.objective(); v > best*(1+1e-12) {
+				best, improved = v, true
+				copy(sc.save, sc.cur)
+			} else {
+				copy(sc.cur, sc.save)
+			}
+		}
+		sc.moves = mv
+		if !improved || trials == 0 {
 			return
 		}
 	}

@@ -17,9 +17,18 @@ import (
 // Solve returns bit for bit what a serial one does.
 const blockSize = 256
 
-// exchangeMaxOptions is the largest market (in usable options) that gets the
-// exchange local search.
-const exchangeMaxOptions = 512
+// The exchange local search (see scratch.exchange) runs on markets of at
+// most exchangeMaxOptions usable options, for at most exchangePasses passes
+// and about exchangeWork option evaluations (a move costs about three
+// passes over the options), which bounds a small market's Solve to a few
+// hundred microseconds. On TestQuality's markets this work gives a mean of
+// 99.67 % of the optimum; ten times as much, 99.72 %; none, 98.7 % with a
+// minimum of 77 %.
+const (
+	exchangeMaxOptions = 512
+	exchangePasses     = 4
+	exchangeWork       = 20_000
+)
 
 // Tâtonnement's step control (see tatonnement). Chosen on chains of
 // warm-started random markets of 30 to 5,000 bidders: with these, a warm
@@ -76,6 +85,7 @@ type scratch struct {
 	pin  int32   // a bidder repair must not touch, or -1
 	// minInc[j] is the least increase of demand any upgrade of j needs.
 	minInc []elastico.Vector
+	moves  minHeap // the exchange's moves to try
 }
 
 // Solve fills sol with one option per bidder (or -1: deferred) whose total
@@ -123,8 +133,8 @@ func (s *Solver) Solve(ctx context.Context, m *elastico.Market, sol *elastico.So
 	sc.repair()
 	if cerr == nil {
 		sc.improve(&lambda)
-		if len(sc.val) <= exchangeMaxOptions {
-			sc.exchange(&lambda, 4)
+		if k := len(sc.val); k > 0 && k <= exchangeMaxOptions {
+			sc.exchange(&lambda, exchangePasses, exchangeWork/(3*k))
 		}
 	}
 	for j, c := range sc.cur {
