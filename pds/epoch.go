@@ -66,7 +66,9 @@ type epoch struct {
 	hasPrev   bool
 	unplaced  int    // items the last placement left out
 	settled   bool   // the last round had no violation
+	lastKept  bool   // the last round's result became the best
 	keptOld   []bool // per job: kept its running configuration after its new one found no room
+	violated  []bool // per job: in a violating pair in the last round
 	acc       account
 	itemFam   []int32 // family index of each placement item
 	resOff    []int32
@@ -131,6 +133,7 @@ func (e *epoch) init(s *Scheduler, st *elastico.State) {
 	e.s, e.cfg, e.st = s, &s.cfg, st
 	e.truncated = false
 	e.hasPrev = false
+	e.violated = e.violated[:0]
 	e.stats = elastico.Stats{}
 	e.overs, e.maxJobs = 1, 0
 	if p, ok := s.placer.(*placement.Placer); ok {
@@ -296,9 +299,13 @@ func (e *epoch) round(ctx context.Context, m int, prices *elastico.Vector) (bool
 	e.remember(r)
 	// Feed back what went wrong: the victim's configuration of each
 	// violating pair, and each configuration that found no GPUs.
+	e.violated = grow(e.violated, len(e.jobs))
 	for _, v := range e.viol {
 		e.penalize(r, v.victim)
 		e.separate(r, v)
+		// Not sticky to where it violated: the next placement looks for a
+		// quiet GPU for it (a running job still starts from its own).
+		e.violated[v.victim], e.violated[v.aggressor] = true, true
 	}
 	for j := range e.jobs {
 		if e.jobItem[j] >= 0 && r.gpus[j] == nil {
@@ -334,7 +341,7 @@ func (e *epoch) buildItems(fam func(int) int32) {
 		js := &e.jobs[j]
 		e.jobItem[j] = int32(len(e.items))
 		cur := js.curGPUs
-		if e.hasPrev && e.prev.gpus[j] != nil {
+		if e.hasPrev && e.prev.gpus[j] != nil && (j >= len(e.violated) || !e.violated[j]) {
 			// Sticky to the last round's placement: most jobs are where
 			// they were, so the placer keeps them there at little cost.
 			cur = e.prev.gpus[j]
@@ -537,11 +544,20 @@ func (e *epoch) remember(r *result) {
 	e.hasPrev = true
 }
 
+// last is the result of the last round (kept or not).
+func (e *epoch) last() *result {
+	if e.lastKept {
+		return &e.best
+	}
+	return &e.cur
+}
+
 // keep makes e.cur, whose violations are in e.viol, the best result so far
 // if it scores at least as well (later rounds win ties: they know more).
 func (e *epoch) keep() {
 	e.cur.score -= e.violationCost(&e.cur)
-	if e.cur.score >= e.best.score {
+	e.lastKept = e.cur.score >= e.best.score
+	if e.lastKept {
 		e.best, e.cur = e.cur, e.best
 	}
 }
