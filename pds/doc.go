@@ -14,20 +14,32 @@
 // Eq. 12), and then runs up to M rounds of prices → placement →
 // interference check. Every pair found predicted above the tolerance τ(t)
 // (Eq. 11) adds Δ to the penalty of the victim's configuration and is kept
-// apart in the next rounds' placements; the loop stops at the first round
-// without a violation. What is left is resolved by re-placing with the
-// pairs kept apart, then by deferring the newcomer of each pair: the plan
-// never co-locates a pair predicted above tolerance, never exceeds a GPU's
-// or node's capacity, and never runs a job below its floor.
+// apart in the next rounds' placements, where neither job is sticky to the
+// GPU it violated on; the loop stops at the first round without a
+// violation. What is left is resolved by re-placing with the pairs kept
+// apart, then by deferring the newcomer of each pair: the plan never
+// co-locates a pair predicted above tolerance, never exceeds a GPU's or
+// node's capacity, and never runs a job below its floor. A running job
+// whose new configuration finds no room keeps its old one where it runs
+// when that still fits, rather than being preempted.
 //
-// Two departures from the paper, each for a reason found in testing. The
-// reservation of Eq. 12 is held for running jobs as well as waiting ones:
-// reserved for waiting jobs only, it made the market evict a running job
-// for a waiting one of equal value, and evict it back the next epoch. And
-// the default placer treats a GPU whose residents are predicted above τ0
-// as a last resort: with best fit alone, a fifth of harmful pairs among
-// random jobs made half of the newcomers violate, and every epoch ran all
-// M rounds.
+// Departures from the paper, each for a reason found in testing:
+//
+//   - The reservation of Eq. 12 is held for running jobs as well as waiting
+//     ones. Reserved for waiting jobs only, it made the market evict a
+//     running job for a waiting one of equal value, and evict it back the
+//     next epoch.
+//   - The default placer keeps jobs off GPUs whose residents are predicted
+//     above τ(t) (placement.Config.MaxSlowdown) from the second round on;
+//     in the first round such a GPU is a last resort, so that a violation
+//     is still found and priced (the market then reshapes the job that
+//     causes it). With best fit alone, one random pair in five being
+//     harmful made half of the newcomers violate, and every epoch ran all
+//     M rounds.
+//   - Γ prices a running job's interference into all of its
+//     configurations only for co-runners already near tolerance (halfway
+//     from 1 to τ); the others are left to the rounds' checks, which is
+//     what keeps the interference phase O(pairs) rather than O(pairs·K̄).
 //
 // The Plan says, for every job, where it runs or why it waits (a Status
 // with a Code and reasons), the actions that take the cluster there
