@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -144,5 +145,57 @@ func TestReconfigurationCostsTimeAndKeepsWork(t *testing.T) {
 	}
 	if r.Jobs[0].Reconfigs != 1 || r.Jobs[1].Reconfigs != 0 {
 		t.Errorf("reconfigurations a %d, b %d; want 1, 0", r.Jobs[0].Reconfigs, r.Jobs[1].Reconfigs)
+	}
+}
+
+// mover starts the job on gpu0000 under its first profile, then at the
+// second epoch moves it to the assignment next gives.
+func mover(next elastico.Assignment) elastico.Scheduler {
+	return policyFunc(func(_ context.Context, st *elastico.State) (*elastico.Plan, error) {
+		p := &elastico.Plan{}
+		for i, j := range st.Jobs {
+			d := elastico.Decision{JobID: j.ID, Assignment: j.Running}
+			switch {
+			case j.Running == nil:
+				a := &elastico.Assignment{ConfigID: j.Family[0].Config.ID, GPUs: []string{fmt.Sprintf("gpu%04d", i*2)}}
+				d.Assignment = a
+				p.Actions = append(p.Actions, elastico.Action{Kind: elastico.Start, JobID: j.ID, To: a})
+			case i == 0 && len(st.Jobs) == 2 && j.Running.ConfigID == j.Family[0].Config.ID:
+				a := next
+				d.Assignment = &a
+				kind := elastico.Migrate
+				if slices.Contains(a.GPUs, j.Running.GPUs[0]) {
+					kind = elastico.Reconfigure
+				}
+				p.Actions = append(p.Actions, elastico.Action{Kind: kind, JobID: j.ID, From: j.Running, To: &a})
+			}
+			p.Decisions = append(p.Decisions, d)
+		}
+		return p, nil
+	})
+}
+
+func TestTransitionsAreClassified(t *testing.T) {
+	tr := testTruth(t)
+	a := testJob(t, tr, "a", "ResNet-18", 64, 1, 0, 600)
+	b := testJob(t, tr, "b", "ResNet-18", 64, 1, 60, 600)
+	tests := []struct {
+		name                      string
+		next                      elastico.Assignment
+		wantReconfigs, wantMigrat int
+	}{
+		{"growing in place onto a second GPU is a reconfiguration", elastico.Assignment{ConfigID: "b64x2", GPUs: []string{"gpu0000", "gpu0001"}}, 1, 0},
+		{"moving to another GPU is a migration", elastico.Assignment{ConfigID: "b64x1", GPUs: []string{"gpu0003"}}, 0, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Run(context.Background(), Config{Truth: tr, Cluster: testCluster(t, 4), Jobs: []Job{a, b}, Policy: mover(tc.next)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.Jobs[0]; got.Reconfigs != tc.wantReconfigs || got.Migrations != tc.wantMigrat {
+				t.Errorf("reconfigurations %d, migrations %d; want %d, %d", got.Reconfigs, got.Migrations, tc.wantReconfigs, tc.wantMigrat)
+			}
+		})
 	}
 }
