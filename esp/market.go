@@ -71,6 +71,9 @@ func (f *flat) load(m *elastico.Market) error {
 		if w := b.Weight; !(w > 0) || w > math.MaxFloat64 {
 			return invalid(m)
 		}
+		if len(b.Options) > math.MaxInt32-len(f.val) {
+			return fmt.Errorf("esp: market: more than %d options in all: %w", math.MaxInt32, elastico.ErrInvalid)
+		}
 		best := 0.0
 	options:
 		for k := range b.Options {
