@@ -77,7 +77,11 @@ func fmtStat(s Stat) string {
 	if math.IsNaN(s.CI95) {
 		return num(s.Mean)
 	}
-	return num(s.Mean) + " ± " + num(s.CI95)
+	ci := s.CI95
+	if ci < 1e-9*math.Abs(s.Mean) {
+		ci = 0 // rounding noise of identical values
+	}
+	return num(s.Mean) + " ± " + num(ci)
 }
 
 func fmtGain(s Stat) string {
