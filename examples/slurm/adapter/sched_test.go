@@ -53,4 +53,3 @@ func startAs(starts map[string]elastico.Assignment) func(*elastico.State) *elast
 		return p
 	}
 }
-
