@@ -42,8 +42,26 @@ func Data() fs.FS {
 	return sub
 }
 
-// ReadShipped reads an embedded trace by its path in Data.
+// ShippedPolluxAll names the eight Pollux workloads joined end to end
+// (ConcatTraces), for ReadShipped.
+const ShippedPolluxAll = "pollux/all"
+
+// ReadShipped reads an embedded trace by its path in Data, or
+// ShippedPolluxAll.
 func ReadShipped(path string) (*Trace, error) {
+	if path == ShippedPolluxAll {
+		var trs []*Trace
+		for _, t := range ShippedTraces {
+			if t.Format == "pollux" {
+				tr, err := ReadShipped(t.Path)
+				if err != nil {
+					return nil, err
+				}
+				trs = append(trs, tr)
+			}
+		}
+		return ConcatTraces(ShippedPolluxAll, trs...)
+	}
 	for _, t := range ShippedTraces {
 		if t.Path == path {
 			f, err := Data().Open(path)

@@ -505,3 +505,41 @@ func finishTrace(tr *Trace) (*Trace, error) {
 	}
 	return tr, nil
 }
+
+// ConcatTraces joins traces of one format end to end, as one trace called
+// name: each begins one mean inter-arrival gap after the previous one's
+// last arrival, and job IDs get the prefix "<k>/" (k counts from 1) so that
+// they stay unique.
+func ConcatTraces(name string, traces ...*Trace) (*Trace, error) {
+	if len(traces) == 0 {
+		return nil, fmt.Errorf("sim: %s: no trace to join", name)
+	}
+	out := &Trace{Name: name, Format: traces[0].Format}
+	offset := 0.0
+	for k, tr := range traces {
+		if tr == nil || len(tr.Jobs) == 0 {
+			return nil, fmt.Errorf("sim: %s: trace %d is empty", name, k+1)
+		}
+		if tr.Format != out.Format {
+			return nil, fmt.Errorf("sim: %s: trace %d (%s) is %s, the first is %s", name, k+1, tr.Name, tr.Format, out.Format)
+		}
+		first, last := tr.Jobs[0].Arrival, tr.Jobs[len(tr.Jobs)-1].Arrival
+		gap := 0.0
+		if len(tr.Jobs) > 1 {
+			gap = (last - first) / float64(len(tr.Jobs)-1)
+		}
+		for _, j := range tr.Jobs {
+			j.ID = fmt.Sprintf("%d/%s", k+1, j.ID)
+			j.Arrival = offset + j.Arrival - first
+			out.Jobs = append(out.Jobs, j)
+		}
+		offset += last - first + gap
+		for r, n := range tr.Skipped {
+			if out.Skipped == nil {
+				out.Skipped = map[string]int{}
+			}
+			out.Skipped[r] += n
+		}
+	}
+	return finishTrace(out)
+}

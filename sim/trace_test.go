@@ -118,3 +118,33 @@ func TestShippedTraces(t *testing.T) {
 		t.Errorf("0e4a51.trace: %d jobs, want 1181", got)
 	}
 }
+
+func TestConcatTraces(t *testing.T) {
+	a, _ := ReadPollux(strings.NewReader("name,time,application,num_replicas,batch_size\nx,10,cifar10,1,128\ny,30,ncf,1,256\n"), "a")
+	b, _ := ReadPollux(strings.NewReader("name,time,application,num_replicas,batch_size\nx,5,bert,2,12\n"), "b")
+	got, err := ConcatTraces("ab", a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		ID      string
+		Arrival float64
+	}
+	var rows []row
+	for _, j := range got.Jobs {
+		rows = append(rows, row{j.ID, j.Arrival})
+	}
+	// a spans 20 s with a mean gap of 20 s: b starts at 40 s.
+	want := []row{{"1/x", 0}, {"1/y", 20}, {"2/x", 40}}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	g, _ := ReadGavel(strings.NewReader("A3C\tc\ta\t0\t5\t1\t1\n"), "g")
+	if _, err := ConcatTraces("mixed", a, g); err == nil {
+		t.Error("joined a pollux and a gavel trace")
+	}
+	all, err := ReadShipped(ShippedPolluxAll)
+	if err != nil || len(all.Jobs) != 8*160 {
+		t.Errorf("all Pollux workloads: %v jobs, %v", len(all.Jobs), err)
+	}
+}

@@ -71,7 +71,7 @@ type options struct {
 
 func main() {
 	var o options
-	flag.StringVar(&o.trace, "trace", "", "trace file, or shipped:<path> for an embedded one (default shipped:"+defaultTrace+"; also shipped:pollux/workload-<1..8>.csv)")
+	flag.StringVar(&o.trace, "trace", "", "trace file, or shipped:<path> for an embedded one (default shipped:"+defaultTrace+"; also shipped:pollux/workload-<1..8>.csv and shipped:"+sim.ShippedPolluxAll+", the eight joined)")
 	flag.StringVar(&o.format, "format", "", "trace format: "+strings.Join(sim.Formats, "|")+" (default gavel, or the shipped trace's)")
 	flag.StringVar(&o.gpu, "gpu", "", "ground truth: v100|p100|k80 (Gavel's measurements) or t4 (Pollux's); default t4 for -format pollux, else v100")
 	flag.IntVar(&o.gpus, "gpus", 64, "GPUs in the cluster")
