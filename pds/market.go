@@ -105,7 +105,10 @@ func (e *epoch) buildMarket() {
 			// The dominant share, inline (Vector.DominantShare per option
 			// is a measurable part of an epoch).
 			share := max(d[0]*inv[0], d[1]*inv[1], d[2]*inv[2], d[3]*inv[3])
-			if share < minShare {
+			if math.IsNaN(share) { // no demand where there is no capacity
+				share = d.DominantShare(e.capacity)
+			}
+			if share < minShare || js.minOpt < 0 {
 				minShare, js.minOpt = share, o
 			}
 			e.options = append(e.options, elastico.Option{Goodput: e.gscr[k], Demand: d})

@@ -202,6 +202,7 @@ type work struct {
 	smTol float64
 
 	maxGPUMem   float64
+	maxMemTol   float64
 	maxNodeGPUs int
 	capacity    elastico.Vector
 
@@ -273,6 +274,11 @@ func (w *work) setup(cfg Config, req *elastico.PlacementRequest) error {
 			g++
 		}
 	}
+	w.maxMemTol = 1e-9 * max(1, w.maxGPUMem)
+	var inv elastico.Vector
+	for r, c := range w.capacity {
+		inv[r] = 1 / c // +Inf for none: any demand there is infinite
+	}
 	qm := w.maxGPUMem / memLevels
 	if qm <= 0 {
 		qm = 1
@@ -302,7 +308,11 @@ func (w *work) setup(cfg Config, req *elastico.PlacementRequest) error {
 		}
 		w.start[i] = total
 		total += int32(it.Profile.Demand.GPUs)
-		w.keyOf[i] = it.Profile.Demand.Total().DominantShare(w.capacity)
+		t := it.Profile.Demand.Total()
+		w.keyOf[i] = max(t[0]*inv[0], t[1]*inv[1], t[2]*inv[2], t[3]*inv[3])
+		if math.IsNaN(w.keyOf[i]) { // 0 demand × +Inf
+			w.keyOf[i] = t.DominantShare(w.capacity)
+		}
 		hasAvoid = hasAvoid || len(it.Avoid) > 0
 	}
 	w.start[ni] = total
@@ -465,7 +475,7 @@ func (w *work) slowdown(it int32, g int32) float64 {
 // cursor starts below the demand by the fit tolerance, so that a GPU
 // whose free room equals the demand up to rounding is not skipped.
 func (w *work) cursor(d *elastico.Demand, capped bool) cursor {
-	return w.idx.cursor(d.SM-w.smTol, d.GPUMemory-1e-9*math.Max(1, w.maxGPUMem), capped)
+	return w.idx.cursor(d.SM-w.smTol, d.GPUMemory-w.maxMemTol, capped)
 }
 
 func (w *work) score(g int32, d *elastico.Demand) float64 {
