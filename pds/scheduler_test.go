@@ -320,3 +320,36 @@ func TestEpochComponentError(t *testing.T) {
 		t.Errorf("Epoch = %v, want the solver's error", err)
 	}
 }
+
+// TestEpochReshapeThatDoesNotFitKeepsTheJob: the market grows a running job
+// into a configuration that fits the cluster's totals but no GPU; the job
+// keeps running as it is instead of being preempted.
+func TestEpochReshapeThatDoesNotFitKeepsTheJob(t *testing.T) {
+	prof := func(fam, id string, sm, mem, tput float64) elastico.Profile {
+		return elastico.Profile{Family: fam, Config: elastico.Configuration{ID: id, BatchSize: 32}, Demand: elastico.Demand{GPUs: 1, SM: sm, GPUMemory: mem, CPU: 1, RAM: 4}, Throughput: tput}
+	}
+	st := &elastico.State{
+		Cluster: elastico.Cluster{Nodes: []elastico.Node{{ID: "n", CPU: 32, RAM: 256, GPUs: []elastico.GPU{
+			{ID: "g0", Memory: 40, Shared: true}, {ID: "g1", Memory: 40, Shared: true},
+		}}}},
+		Jobs: []elastico.Job{
+			{ID: "a", Family: []elastico.Profile{prof("a", "small", 0.4, 10, 60), prof("a", "big", 0.5, 20, 100)}, Running: &elastico.Assignment{ConfigID: "small", GPUs: []string{"g0"}}},
+			{ID: "b", Family: []elastico.Profile{prof("b", "only", 0.5, 25, 100)}, Running: &elastico.Assignment{ConfigID: "only", GPUs: []string{"g0"}}},
+			{ID: "c", Family: []elastico.Profile{prof("c", "only", 0.9, 30, 100)}, Running: &elastico.Assignment{ConfigID: "only", GPUs: []string{"g1"}}},
+		},
+	}
+	s, _ := New(Config{Predictor: tablePredictor{}})
+	plan, err := s.Epoch(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPlan(t, st, plan, nil, 0)
+	got, acts := outcome(plan)
+	want := map[string]string{"a": "small@g0", "b": "only@g0", "c": "only@g1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if len(acts) != 0 {
+		t.Errorf("actions %v, want none", acts)
+	}
+}
