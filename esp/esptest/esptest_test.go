@@ -1,6 +1,7 @@
 package esptest_test
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -102,5 +103,48 @@ func TestCheck(t *testing.T) {
 				t.Errorf("Check = %v, want error: %v", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// greedy admits every bidder's most valuable option, capacity or not.
+type greedy struct{}
+
+func (greedy) Solve(_ context.Context, m *elastico.Market, sol *elastico.Solution) error {
+	sol.Choice = sol.Choice[:0]
+	for j := range m.Bidders {
+		best, c := 0.0, -1
+		for k := range m.Bidders[j].Options {
+			if v := m.Bidders[j].Value(k); v > best {
+				best, c = v, k
+			}
+		}
+		sol.Choice = append(sol.Choice, c)
+	}
+	return nil
+}
+
+// idle defers everyone: feasible, worthless.
+type idle struct{}
+
+func (idle) Solve(_ context.Context, m *elastico.Market, sol *elastico.Solution) error {
+	sol.Choice = sol.Choice[:0]
+	for range m.Bidders {
+		sol.Choice = append(sol.Choice, -1)
+	}
+	return nil
+}
+
+// TestQualityCatchesBadSolvers shows the suite's quality check can fail:
+// an answer over capacity is an error, a feasible but poor one scores low.
+func TestQualityCatchesBadSolvers(t *testing.T) {
+	if _, _, err := esptest.Quality(context.Background(), greedy{}, rand.New(rand.NewPCG(3, 3)), 20, 20, 4); err == nil {
+		t.Error("Quality accepted a solver that ignores capacity")
+	}
+	mean, minimum, err := esptest.Quality(context.Background(), idle{}, rand.New(rand.NewPCG(3, 3)), 20, 20, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mean >= esptest.MinMeanRatio || minimum >= esptest.MinRatio {
+		t.Errorf("a solver that defers everyone scored mean %g, min %g", mean, minimum)
 	}
 }
