@@ -329,11 +329,16 @@ func describe(ch *change) string {
 		return "waits: " + w.Status
 	}
 	ann := w.Annotations()
-	s := fmt.Sprintf("%s %s on %s GPUs [%s] (%s) generation %d", w.Action, w.Config, w.Node, ann[annotation.GPUs], ann[annotation.GPUSharing], w.Generation)
-	if ch.ungate {
-		s += ", gate removed"
+	where := fmt.Sprintf("%s on %s GPUs [%s] (%s)", w.Config, w.Node, ann[annotation.GPUs], ann[annotation.GPUSharing])
+	switch {
+	case ch.ungate:
+		return fmt.Sprintf("%s %s generation %d, gate removed", w.Action, where, w.Generation)
+	case ch.renew:
+		return fmt.Sprintf("%s %s generation %d", w.Action, where, w.Generation)
 	}
-	return s
+	// Same work: only the sharing, the predicted slowdown or the status
+	// changed; the container keeps running.
+	return fmt.Sprintf("unchanged work, %s, slowdown %s, status %q", where, ann[annotation.Slowdown], w.Status)
 }
 
 // report writes each problem as an Event, once per object, reason and

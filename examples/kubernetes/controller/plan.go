@@ -19,6 +19,9 @@ type change struct {
 	want annotation.Decision
 	// ungate removes elastico's scheduling gate.
 	ungate bool
+	// renew is true when want has a new generation: the container must
+	// restart its work.
+	renew bool
 	// cond is the Admitted condition the pod's status must carry; nil
 	// when it already does.
 	cond *v1.PodCondition
@@ -77,7 +80,7 @@ func diff(s *snapshot, plan *elastico.Plan) (changes []change, problems []proble
 			problems = append(problems, problem{jp.pod, "ElasticoPlan", "not applied: " + err.Error()})
 			continue
 		}
-		c := change{pod: jp.pod, want: want, cond: condition(jp.pod, &d)}
+		c := change{pod: jp.pod, want: want, cond: condition(jp.pod, &d), renew: want.Generation != jp.current.Generation}
 		node := jp.pod.Spec.NodeName
 		switch {
 		case node != "" && (!want.Admitted() || want.Node != node):

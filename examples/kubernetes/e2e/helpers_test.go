@@ -167,3 +167,34 @@ func gated(p *v1.Pod) bool {
 	}
 	return false
 }
+
+// startKubelet plays the one part of a kubelet the tests need: a pod being
+// deleted (an eviction) stops after delay and is removed, which frees its
+// GPUs. No kubelet runs in the test cluster, so without it an evicted pod
+// would stay Terminating forever.
+func startKubelet(t *testing.T, cs kubernetes.Interface, ns string, delay time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	go func() {
+		defer close(done)
+		zero := int64(0)
+		for ctx.Err() == nil {
+			pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+			if err == nil {
+				for _, p := range pods.Items {
+					if p.DeletionTimestamp != nil && time.Since(p.DeletionTimestamp.Add(-time.Duration(*p.DeletionGracePeriodSeconds)*time.Second)) > delay {
+						if err := cs.CoreV1().Pods(ns).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err == nil {
+							t.Logf("kubelet: pod %s on %s terminated", p.Name, p.Spec.NodeName)
+						}
+					}
+				}
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+}

@@ -61,6 +61,7 @@ func TestElastico(t *testing.T) {
 	broken := elasticoPod(ns, "broken", `{"class": "training", "family": [{"id": "b32", "gpus": 1, "sm": 0.5, "gpuMemoryGB": 8, "throughput": 10}]}`)
 	createPod(t, cs, broken)
 
+	startKubelet(t, cs, ns, 500*time.Millisecond)
 	sched := newScheduler(t)
 	ctl := startController(t, cs, sched)
 	e := waitSteady(t, cs, ctl, ns, 90*time.Second)
@@ -175,24 +176,47 @@ func TestElastico(t *testing.T) {
 		t.Error("no bound pod kept its decision across the restart")
 	}
 
-	// Scheduler restart: stop it, let the controller admit a new pod, start
-	// a new scheduler: it binds the pod where the Plan said.
+	// Scheduler restart: stop it; a GPU node joins and a pod arrives; the
+	// controller admits pods onto the new node while no scheduler runs; a
+	// new scheduler binds them where the Plan said.
 	cp.stopScheduler()
-	late := createPod(t, cs, elasticoPod(ns, "bert-serve-2", jobJSON(t, inferenceJobs[2].spec)))
-	waitFor(t, 30*time.Second, "the controller to decide on bert-serve-2", func() bool {
-		p, err := cs.CoreV1().Pods(ns).Get(context.Background(), late.Name, metav1.GetOptions{})
-		return err == nil && p.Annotations[annotation.Status] != ""
+	createNodes(t, cs, []nodeSpec{{"gpu-d", 2, 40960, "NVIDIA-A100-SXM4-40GB", "mps", "32", "256Gi"}})
+	createPod(t, cs, elasticoPod(ns, "bert-serve-2", jobJSON(t, inferenceJobs[2].spec)))
+	var admitted []string
+	waitFor(t, 30*time.Second, "the controller to admit pods onto gpu-d", func() bool {
+		admitted = admitted[:0]
+		for _, p := range listPods(t, cs, ns) {
+			if p.Annotations[annotation.Node] == "gpu-d" && !gated(&p) && p.Spec.NodeName == "" {
+				admitted = append(admitted, p.Name)
+			}
+		}
+		return len(admitted) > 0
 	})
-	p, _ := cs.CoreV1().Pods(ns).Get(context.Background(), late.Name, metav1.GetOptions{})
-	t.Logf("scheduler down: bert-serve-2 decided %q (config %q on %q, gated %v, bound %q)", p.Annotations[annotation.Status],
-		p.Annotations[annotation.Config], p.Annotations[annotation.Node], gated(p), p.Spec.NodeName)
+	time.Sleep(time.Second) // a few more epochs with no scheduler
+	for _, name := range admitted {
+		if p, _ := cs.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{}); p.Spec.NodeName != "" {
+			t.Errorf("pod %s was bound while no scheduler ran", name)
+		}
+	}
+	t.Logf("scheduler down, node gpu-d added: the Plan admitted %v there; unbound", admitted)
 	cp.startScheduler()
 	e = waitSteady(t, cs, ctl2, ns, 60*time.Second)
 	bound, shared, classes = checkPlan(t, cs, ns, e)
 	logCluster(t, cs, ns, e)
+	for _, name := range admitted {
+		if p, _ := cs.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{}); p.Spec.NodeName == "" {
+			t.Errorf("pod %s, admitted while the scheduler was down, is not bound after it restarted", name)
+		}
+	}
 	t.Logf("after the scheduler restart: %d pods bound (%d training, %d inference), %d GPUs shared", bound, classes[elastico.Training], classes[elastico.Inference], shared)
 	if shared == 0 {
 		t.Error("no GPU is shared: the workload is sized so that the Plan must share")
+	}
+	for _, p := range listPods(t, cs, ns) {
+		if strings.Contains(p.Annotations[annotation.GPUSharing], "shared") && strings.Contains(p.Annotations[annotation.Env], "CUDA_MPS") {
+			t.Logf("what pod %s reads from /etc/elastico/env:\n%s", p.Name, p.Annotations[annotation.Env])
+			break
+		}
 	}
 	t.Logf("whole test against the real control plane: %v", time.Since(t0).Round(time.Millisecond))
 }
