@@ -90,11 +90,18 @@ func BenchmarkEpoch(b *testing.B) {
 		{500, 512, 0.1}, {20000, 16384, 0.1},
 	} {
 		b.Run(fmt.Sprintf("jobs=%d/gpus=%d/churn=%g", bc.jobs, bc.gpus, bc.churn), func(b *testing.B) {
-			s, err := New(Config{})
+			def, err := New(Config{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			// The default predictor, counted.
+			pred := &counting{p: def.pred}
+			s, err := New(Config{Predictor: pred})
 			if err != nil {
 				b.Fatal(err)
 			}
 			st := benchState(b, s, bc.jobs, bc.gpus, bc.churn)
+			pred.n = 0
 			// State.Validate's share, measured apart (Epoch runs it first).
 			v0 := cpuNanos()
 			for range 5 {
@@ -136,6 +143,18 @@ func BenchmarkEpoch(b *testing.B) {
 			b.ReportMetric(float64(sum.Iterations)/n, "iters/op")
 			b.ReportMetric(float64(sum.Violations)/n, "violations/op")
 			b.ReportMetric(float64(placed)/float64(bc.jobs), "running/job")
+			b.ReportMetric(float64(pred.n)/n, "predictions/op")
 		})
 	}
+}
+
+// counting counts a predictor's calls (Epoch makes them from one goroutine).
+type counting struct {
+	p elastico.Predictor
+	n int
+}
+
+func (c *counting) Slowdown(v, a *elastico.Profile) float64 {
+	c.n++
+	return c.p.Slowdown(v, a)
 }

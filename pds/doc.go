@@ -37,8 +37,8 @@
 //     harmful made half of the newcomers violate, and every epoch ran all
 //     M rounds.
 //   - Γ prices a running job's interference into all of its
-//     configurations only for co-runners already near tolerance (halfway
-//     from 1 to τ); the others are left to the rounds' checks, which is
+//     configurations only for co-runners already near tolerance (80 % of
+//     the way from 1 to τ); the others are left to the rounds' checks, which is
 //     what keeps the interference phase O(pairs) rather than O(pairs·K̄).
 //
 // The Plan says, for every job, where it runs or why it waits (a Status

@@ -229,7 +229,7 @@ func (e *epoch) buildMarket() {
 // configuration of the job. Below it, a pair's other configurations are
 // left to the rounds' checks: pricing them all costs 2·K predictions per
 // co-located job, the largest cost of an epoch at scale.
-const nearTolerance = 0.5
+const nearTolerance = 0.8
 
 // interferencePenalty adds α·Σ max(0, Ŝ − τ), both ways round, against
 // each of running job j's current co-runners whose pair is near or above
