@@ -11,7 +11,7 @@
 // demand of its resource, λ_r ← max(0, λ_r + η_t·P_r·(ΣR̂_r − 1)),
 // η_t = η0/√t (see [Config.Eta0] for the scale P_r). Best responses are
 // computed in parallel above [Config.ParallelThreshold] bidders, with the
-// same answer bit for bit. From a warm start it stops after 3–5 iterations.
+// same answer bit for bit. From a warm start it usually stops after 2–8 iterations.
 //
 // Prices alone rarely give a choice that fits, so a repair step downsizes
 // or defers the jobs that lose the least value per unit of an

@@ -32,13 +32,16 @@ const (
 
 // Tâtonnement's step control (see tatonnement). Chosen on chains of
 // warm-started random markets of 30 to 5,000 bidders: with these, a warm
-// start stops after 3–4 iterations within 0.1 % of the dual bound, a cold
-// start after about 20.
+// start stops after 3–4 iterations within about 0.1 % of the dual bound, a
+// cold start after 20–30.
 const (
-	// stallIterations iterations without the dual value improving by a
-	// fraction stallTol end tâtonnement.
+	// stallIterations iterations near clearing (no excess beyond
+	// stallBand) without the dual value improving by a fraction stallTol
+	// end tâtonnement. Far from clearing (a warm start from prices that no
+	// longer fit), it goes on.
 	stallIterations = 3
 	stallTol        = 1e-4
+	stallBand       = 0.1
 	// A resource's step scale grows by stepGrowth while its excess demand
 	// keeps its sign, and shrinks by stepShrink when it flips.
 	stepGrowth = 1.2
@@ -200,22 +203,27 @@ func (s *Solver) tatonnement(ctx context.Context, sc *scratch, warm elastico.Vec
 		if traceHook != nil {
 			traceHook(t, dual, load, lambda)
 		}
-		if dual < bestDual*(1-stallTol) {
+		// How far from clearing: the largest excess, counting a free
+		// resource's spare capacity as none.
+		off := 0.0
+		for r := range load {
+			z := load[r] - 1
+			if z < 0 && lambda[r] == 0 {
+				z = 0
+			}
+			off = max(off, math.Abs(z))
+		}
+		switch {
+		case dual < bestDual*(1-stallTol):
 			stall = 0
-		} else {
-			stall++
+		case off <= stallBand:
+			stall++ // near clearing, and no better: oscillating
 		}
 		if dual < bestDual {
 			bestDual, bestLambda = dual, lambda
 			copy(sc.best, sc.cur)
 		}
-		cleared := true
-		for r := range load {
-			if z := load[r] - 1; z > eps || (z < -eps && lambda[r] > 0) {
-				cleared = false
-			}
-		}
-		if cleared || stall >= stallIterations {
+		if off <= eps || stall >= stallIterations {
 			break
 		}
 		eta := s.cfg.Eta0 / math.Sqrt(float64(t))

@@ -214,3 +214,33 @@ func TestWarmStartSettles(t *testing.T) {
 		t.Errorf("warm-started solves took %.1f iterations on average, want ≤ 8", mean)
 	}
 }
+
+// TestWarmStartFarOff starts from prices far from clearing (the market
+// changed a lot since the last epoch): tâtonnement must not stop on the
+// first oscillation, and the answer must stay within 1 % of the bound.
+func TestWarmStartFarOff(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	m, err := esptest.Generate(rng, esptest.Params{Bidders: 2000, Options: 8, Tightness: 0.4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSolver(t, esp.Config{})
+	var sol elastico.Solution
+	if err := s.Solve(context.Background(), m, &sol); err != nil {
+		t.Fatal(err)
+	}
+	settled := sol.Prices
+	for _, f := range []float64{0, 1e-3, 0.1, 10, 1e3} {
+		m.Prices = settled.Scale(f)
+		if err := s.Solve(context.Background(), m, &sol); err != nil {
+			t.Fatal(err)
+		}
+		bound, err := esp.Bound(m, sol.Prices)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gap := 1 - m.Objective(sol.Choice)/bound; gap > 0.01 {
+			t.Errorf("warm prices %g× the settled ones: objective %.2f %% below the bound, want ≤ 1 %%", f, 100*gap)
+		}
+	}
+}
