@@ -11,8 +11,8 @@ import (
 const (
 	// DefaultEta0 is η0: the first tâtonnement step, as a fraction of the
 	// price level per unit of excess demand. Chosen on chains of
-	// warm-started markets (see Config.Eta0): 0.5 takes fewer iterations
-	// but leaves twice the gap to the dual bound, 0.1 oscillates longer.
+	// warm-started markets (see Config.Eta0): 0.5 took fewer iterations
+	// but left twice the gap to the dual bound.
 	DefaultEta0 = 0.3
 	// DefaultMaxIterations is I. From a warm start (Market.Prices from the
 	// previous epoch) tâtonnement usually stops after 2–8 iterations, when
