@@ -92,8 +92,18 @@ func render(st *elastico.State, p *elastico.Plan) string {
 	}
 	s := p.Stats
 	fmt.Fprintf(&b, "stats: rounds %d, violations %d, truncated %v\n", s.Rounds, s.Violations, s.Truncated)
-	pr := p.Carry.Prices
-	fmt.Fprintf(&b, "carry: prices SM %.4g, GPUMemory %.4g, CPU %.4g, RAM %.4g\n", pr[elastico.SM], pr[elastico.GPUMemory], pr[elastico.CPU], pr[elastico.RAM])
+	// The prices' values are the PriceSolver's (esp tests them); a golden
+	// plan records which resources are scarce, not by how much.
+	var priced []string
+	for r, v := range p.Carry.Prices {
+		if v > 0 {
+			priced = append(priced, elastico.Resource(r).String())
+		}
+	}
+	if priced == nil {
+		priced = []string{"none"}
+	}
+	fmt.Fprintf(&b, "carry: priced %s\n", strings.Join(priced, ", "))
 	jobs := make([]string, 0, len(p.Carry.Penalties))
 	for j := range p.Carry.Penalties {
 		jobs = append(jobs, j)
