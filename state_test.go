@@ -142,3 +142,13 @@ func TestLaunchParamsEnv(t *testing.T) {
 		t.Errorf("Env() =\n%s\nwant\n%s", got, want)
 	}
 }
+
+func TestMarketValidateDoesNotAllocate(t *testing.T) {
+	m := Market{Capacity: Vector{4, 64, 32, 256}}
+	for range 100 {
+		m.Bidders = append(m.Bidders, Bidder{Weight: 1, Options: []Option{{Goodput: 1, Demand: Vector{1, 8, 4, 16}}, {Goodput: 0.5, Demand: Vector{0.5, 4, 2, 8}}}})
+	}
+	if n := testing.AllocsPerRun(10, func() { _ = m.Validate() }); n != 0 {
+		t.Errorf("Validate of a valid market allocates %v times", n)
+	}
+}
