@@ -46,6 +46,10 @@ type Config struct {
 	// (default elastico-scheduler); an opted-in pod that names another one
 	// is left alone.
 	SchedulerName string
+	// StatusRefresh is how often at most the status of a pod that keeps
+	// waiting for the same cause is rewritten with new reasons (default
+	// 30s); a new cause, or an admission, is written at once.
+	StatusRefresh time.Duration
 	// Now is the clock that stamps each State (default time.Now).
 	Now func() time.Time
 	// Recorder receives the Events the controller writes about pods and
@@ -90,6 +94,8 @@ type Controller struct {
 	// said is the last message of each Event reason per object, so that a
 	// standing problem is reported once, not every epoch.
 	said map[string]string
+	// statusAt is when the status of each waiting pod was last written.
+	statusAt map[types.UID]time.Time
 }
 
 type written struct {
@@ -105,8 +111,11 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.Scheduler == nil {
 		return nil, errors.New("controller: Config.Scheduler is nil")
 	}
-	if cfg.Interval < 0 || cfg.EpochTimeout < 0 {
-		return nil, fmt.Errorf("controller: Config.Interval (%v) and Config.EpochTimeout (%v) must not be negative", cfg.Interval, cfg.EpochTimeout)
+	if cfg.Interval < 0 || cfg.EpochTimeout < 0 || cfg.StatusRefresh < 0 {
+		return nil, fmt.Errorf("controller: Config.Interval (%v), EpochTimeout (%v) and StatusRefresh (%v) must not be negative", cfg.Interval, cfg.EpochTimeout, cfg.StatusRefresh)
+	}
+	if cfg.StatusRefresh == 0 {
+		cfg.StatusRefresh = 30 * time.Second
 	}
 	if cfg.Interval == 0 {
 		cfg.Interval = 5 * time.Second
@@ -123,7 +132,7 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	c := &Controller{cfg: cfg, written: map[types.UID]written{}, said: map[string]string{}}
+	c := &Controller{cfg: cfg, written: map[types.UID]written{}, said: map[string]string{}, statusAt: map[types.UID]time.Time{}}
 	c.log = klog.Background().WithName("elastico")
 	if cfg.Logger != nil {
 		c.log = *cfg.Logger
@@ -211,7 +220,19 @@ func (c *Controller) Step(ctx context.Context) (*Epoch, error) {
 		}
 	}
 	c.carry = plan.Carry
-	changes, problems := diff(&s, plan)
+	now := c.cfg.Now()
+	fresh := map[types.UID]bool{}
+	for _, jp := range s.jobs {
+		if at, ok := c.statusAt[jp.pod.UID]; ok && now.Sub(at) < c.cfg.StatusRefresh {
+			fresh[jp.pod.UID] = true
+		}
+	}
+	for uid, at := range c.statusAt {
+		if now.Sub(at) >= c.cfg.StatusRefresh {
+			delete(c.statusAt, uid) // also forgets pods that are gone
+		}
+	}
+	changes, problems := diff(&s, plan, fresh)
 	c.report(problems)
 	for _, ch := range changes {
 		line, err := c.apply(ctx, ch)
@@ -219,6 +240,11 @@ func (c *Controller) Step(ctx context.Context) (*Epoch, error) {
 			ep.Errors = append(ep.Errors, err)
 			c.log.Error(err, "applying the Plan", "pod", JobID(ch.pod))
 			continue
+		}
+		if ch.want.Admitted() {
+			delete(c.statusAt, ch.pod.UID)
+		} else {
+			c.statusAt[ch.pod.UID] = now
 		}
 		if line != "" {
 			ep.Applied = append(ep.Applied, line)

@@ -9,6 +9,7 @@ import (
 	"github.com/elastico/elastico/examples/kubernetes/annotation"
 	"github.com/elastico/elastico/rst"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // change is what one pod needs so that it says what the Plan decided.
@@ -38,11 +39,15 @@ const (
 )
 
 // diff compares every job's pod with the Plan and returns what must change,
+// except the new reasons of a pod that keeps waiting for the same cause when
+// fresh[pod UID] says its status was written recently (reasons that quote
+// prices change every epoch; rewriting them every epoch would only load the
+// API server). It returns changes
 // evictions first, then pods already bound (reconfigurations, moves on
 // their node), then pods not yet bound (admissions): the order in which
 // GPUs are given up before they are handed out. Problems are decisions the
 // controller cannot apply (reported as Events; the pod is left as it is).
-func diff(s *snapshot, plan *elastico.Plan) (changes []change, problems []problem) {
+func diff(s *snapshot, plan *elastico.Plan, fresh map[types.UID]bool) (changes []change, problems []problem) {
 	if len(plan.Decisions) != len(s.state.Jobs) {
 		return nil, nil // checked by the caller; nothing is safe to apply
 	}
@@ -80,6 +85,9 @@ func diff(s *snapshot, plan *elastico.Plan) (changes []change, problems []proble
 			problems = append(problems, problem{jp.pod, "ElasticoPlan", "not applied: " + err.Error()})
 			continue
 		}
+		if cur := &jp.current; fresh[jp.pod.UID] && jp.hasDec && !cur.Admitted() && !want.Admitted() && code(cur.Status) == code(want.Status) {
+			continue
+		}
 		c := change{pod: jp.pod, want: want, cond: condition(jp.pod, &d), renew: want.Generation != jp.current.Generation}
 		node := jp.pod.Spec.NodeName
 		switch {
@@ -110,6 +118,12 @@ func diff(s *snapshot, plan *elastico.Plan) (changes []change, problems []proble
 	}
 	changes = append(append(evictions, bound...), unbound...)
 	return changes, problems
+}
+
+// code returns the Code part of a Status string ("Unaffordable: ...").
+func code(status string) string {
+	c, _, _ := strings.Cut(status, ":")
+	return c
 }
 
 // desired is the decision a job's pod must carry after the Plan.

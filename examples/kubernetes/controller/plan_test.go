@@ -8,6 +8,7 @@ import (
 	"github.com/elastico/elastico/examples/kubernetes/annotation"
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func scheduled(id, config string, gpus ...string) elastico.Decision {
@@ -111,7 +112,7 @@ func TestDiff(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := buildState(epoch0, tt.pods, nodes, testOptions)
 			plan := &elastico.Plan{Decisions: tt.decisions(&s), Actions: tt.actions}
-			changes, problems := diff(&s, plan)
+			changes, problems := diff(&s, plan, nil)
 			var got []want
 			for _, c := range changes {
 				if c.kind == noChange && c.cond != nil {
@@ -144,7 +145,7 @@ func TestDesiredLaunch(t *testing.T) {
 		Actions: []elastico.Action{{Kind: elastico.Start, JobID: "ns/p", Launch: elastico.LaunchParams{
 			BatchSize: 32, LRScale: 1, MemoryFraction: 0.25, MPSPinnedMemLimit: "1=10240MB", MPSActiveThreadPercentage: 50}}},
 	}
-	changes, problems := diff(&s, plan)
+	changes, problems := diff(&s, plan, nil)
 	if len(problems) != 0 || len(changes) != 2 {
 		t.Fatalf("changes %d, problems %v", len(changes), problems)
 	}
@@ -159,5 +160,34 @@ func TestDesiredLaunch(t *testing.T) {
 	// q has no action: the controller derives everything with rst.Launch.
 	if env := strings.Join(changes[1].want.Env(), " "); !strings.Contains(env, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=10240MB") || !strings.Contains(env, "ELASTICO_MEMORY_FRACTION=0.2500") {
 		t.Errorf("env of q: %s", env)
+	}
+}
+
+func TestDiffHoldsBackFreshReasons(t *testing.T) {
+	p := newPod("p", 0, oneGPU)
+	d := annotation.Decision{Status: "Unaffordable: prices at 1.2", Generation: 0}
+	for k, v := range d.Annotations() {
+		p.Annotations[k] = v
+	}
+	s := buildState(epoch0, []*v1.Pod{p}, []*v1.Node{gpuNode("a", 1, 40960, "")}, testOptions)
+	fresh := map[types.UID]bool{p.UID: true}
+	tests := []struct {
+		name      string
+		decision  elastico.Decision
+		fresh     map[types.UID]bool
+		wantWrite bool
+	}{
+		{"same cause, new reasons, written recently", waiting("ns/p", elastico.Unaffordable, "prices at 1.3"), fresh, false},
+		{"same cause, new reasons, not written recently", waiting("ns/p", elastico.Unaffordable, "prices at 1.3"), nil, true},
+		{"a new cause is written at once", waiting("ns/p", elastico.Unplaceable, "fragmented"), fresh, true},
+		{"an admission is written at once", scheduled("ns/p", "small", "a/gpu0"), fresh, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			changes, _ := diff(&s, &elastico.Plan{Decisions: []elastico.Decision{tt.decision}}, tt.fresh)
+			if got := len(changes) > 0 && changes[0].kind == update; got != tt.wantWrite {
+				t.Errorf("written = %v, want %v (%+v)", got, tt.wantWrite, changes)
+			}
+		})
 	}
 }

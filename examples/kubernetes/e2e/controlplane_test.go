@@ -149,6 +149,7 @@ profiles:
     preFilter: {enabled: [{name: Elastico}]}
     filter: {enabled: [{name: Elastico}]}
     reserve: {enabled: [{name: Elastico}]}
+    postFilter: {disabled: [{name: DefaultPreemption}]}
   pluginConfig:
   - name: Elastico
     args: {gpuResource: nvidia.com/gpu}

@@ -99,6 +99,9 @@ func TestDeployManifests(t *testing.T) {
 			t.Errorf("the plugin is not enabled at %s", point)
 		}
 	}
+	if !slices.ContainsFunc(prof.Plugins.PostFilter.Disabled, func(p schedconfig.Plugin) bool { return p.Name == "DefaultPreemption" }) {
+		t.Error("the scheduler's own preemption is not disabled: it would evict pods the Plan runs")
+	}
 	for _, pc := range prof.PluginConfig {
 		if pc.Name == plugin.Name {
 			var args plugin.Args

@@ -34,6 +34,7 @@ func main() {
 		kubeconfig    = flag.String("kubeconfig", "", "kubeconfig file; empty: the in-cluster service account")
 		interval      = flag.Duration("interval", 5*time.Second, "time between epochs")
 		epochTimeout  = flag.Duration("epoch-timeout", 0, "bound on one Epoch call (0: the interval)")
+		statusRefresh = flag.Duration("status-refresh", 30*time.Second, "how often at most a waiting pod's reasons are rewritten when its cause stays the same")
 		gpuResource   = flag.String("gpu-resource", "nvidia.com/gpu", "node resource that counts GPUs")
 		schedulerName = flag.String("scheduler-name", "elastico-scheduler", "scheduler profile that runs elastico's plugin")
 		leaderElect   = flag.Bool("leader-elect", false, "run only while holding a Lease, so that replicas can stand by")
@@ -42,7 +43,7 @@ func main() {
 	)
 	flag.Parse()
 	if err := run(*kubeconfig, controller.Config{
-		Interval: *interval, EpochTimeout: *epochTimeout, GPUResource: v1.ResourceName(*gpuResource), SchedulerName: *schedulerName,
+		Interval: *interval, EpochTimeout: *epochTimeout, StatusRefresh: *statusRefresh, GPUResource: v1.ResourceName(*gpuResource), SchedulerName: *schedulerName,
 	}, *leaderElect, *leaseNS, *leaseName); err != nil {
 		fmt.Fprintln(os.Stderr, "elastico-controller:", err)
 		os.Exit(1)
