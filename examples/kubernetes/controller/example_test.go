@@ -18,7 +18,9 @@ import (
 // planFunc makes a function an elastico.Scheduler.
 type planFunc func(context.Context, *elastico.State) (*elastico.Plan, error)
 
-func (f planFunc) Epoch(ctx context.Context, s *elastico.State) (*elastico.Plan, error) { return f(ctx, s) }
+func (f planFunc) Epoch(ctx context.Context, s *elastico.State) (*elastico.Plan, error) {
+	return f(ctx, s)
+}
 
 // One epoch: two pods that opted in, one GPU node with MPS, and a Plan that
 // puts both jobs on its GPU 1.
