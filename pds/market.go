@@ -263,7 +263,8 @@ func (e *epoch) interferencePenalty(j int32) {
 // admit spends the reserved headroom (Eq. 12): waiting jobs that the
 // market deferred start, highest priority and oldest first, under their
 // smallest configuration, while it fits what the market left of the whole
-// capacity C.
+// capacity C; then running jobs the market deferred keep running where
+// what is left still holds them.
 func (e *epoch) admit() {
 	if e.cfg.Ablation.NoReservation {
 		return
@@ -285,6 +286,21 @@ func (e *epoch) admit() {
 			continue
 		}
 		e.choice[js.bidder] = js.minOpt - js.first
+		free = free.Sub(d)
+	}
+	// What the reservation held back and no waiting job could use is not
+	// worth a preemption: a running job the market deferred keeps its
+	// configuration if it still fits (in the State's order).
+	for j := range e.jobs {
+		js := &e.jobs[j]
+		if !js.running || js.bidder < 0 || e.choice[js.bidder] >= 0 || js.curOpt < 0 {
+			continue
+		}
+		d := e.real[js.curOpt]
+		if !(e.market.Bidders[js.bidder].Value(int(js.curOpt-js.first)) > 0) || !d.LessEq(free) {
+			continue
+		}
+		e.choice[js.bidder] = js.curOpt - js.first
 		free = free.Sub(d)
 	}
 }

@@ -353,3 +353,43 @@ func TestEpochReshapeThatDoesNotFitKeepsTheJob(t *testing.T) {
 		t.Errorf("actions %v, want none", acts)
 	}
 }
+
+// TestEpochAdaptiveTolerance: a running pair predicted 1.2× (above τ0 ≈
+// 1.11) keeps sharing a GPU only while a queue presses (Eq. 11).
+func TestEpochAdaptiveTolerance(t *testing.T) {
+	job := func(id string, sm float64, running bool) elastico.Job {
+		j := elastico.Job{ID: id, Family: []elastico.Profile{{Family: id, Config: elastico.Configuration{ID: "c", BatchSize: 32},
+			Demand: elastico.Demand{GPUs: 1, SM: sm, GPUMemory: 10, CPU: 1, RAM: 4}, Throughput: 100}}}
+		if running {
+			j.Running = &elastico.Assignment{ConfigID: "c", GPUs: []string{"g0"}}
+		}
+		return j
+	}
+	for _, tt := range []struct {
+		name  string
+		queue bool
+		wantY string
+	}{
+		{"no queue: τ = τ0, the pair is split", false, "Preempted"},
+		{"a queue: τ rises, the pair shares", true, "c@g0"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st := &elastico.State{Cluster: elastico.Cluster{Nodes: []elastico.Node{{ID: "n", CPU: 32, RAM: 256, GPUs: []elastico.GPU{{ID: "g0", Memory: 40, Shared: true}}}}},
+				Jobs: []elastico.Job{job("x", 0.4, true), job("y", 0.4, true)}}
+			if tt.queue { // a job that can never start here, but presses
+				st.Jobs = append(st.Jobs, elastico.Job{ID: "big", Family: []elastico.Profile{{Family: "big", Config: elastico.Configuration{ID: "c", GPUs: 1},
+					Demand: elastico.Demand{GPUs: 1, SM: 0.9, GPUMemory: 35, CPU: 1, RAM: 4}, Throughput: 1}}})
+			}
+			pred := tablePredictor{"y|x": 1.2}
+			s, _ := New(Config{Predictor: pred})
+			plan, err := s.Epoch(context.Background(), st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := outcome(plan)
+			if got["x"] != "c@g0" || got["y"] != tt.wantY {
+				t.Errorf("x %s, y %s; want x c@g0, y %s", got["x"], got["y"], tt.wantY)
+			}
+		})
+	}
+}

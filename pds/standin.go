@@ -19,7 +19,7 @@ type Tolerance struct{ Tau0, Beta, BetaMax float64 }
 func (t Tolerance) At(q float64) float64 { return t.Tau0 * (1 + math.Min(t.Beta*q, t.BetaMax)) }
 
 // DefaultTolerance: a pair is safe at a decay above 0.9 (Ŝ < 1/0.9).
-var DefaultTolerance = Tolerance{Tau0: 1 / 0.9, Beta: 0.5, BetaMax: 0.25}
+var DefaultTolerance = Tolerance{Tau0: 1 / 0.9, Beta: 1, BetaMax: 0.45}
 
 func (t Tolerance) validate() error {
 	for _, f := range []struct {
