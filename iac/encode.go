@@ -1,0 +1,103 @@
+package iac
+
+import (
+	"fmt"
+	"math"
+)
+
+// column is one model input: a feature's standardized value, or the
+// standardized indicator that says whether the feature was measured.
+//
+// A data set decides the columns (fitColumns): a feature never measured in
+// the training data gives no column (its weights would be noise); a feature
+// always measured gives a value column; one measured sometimes gives a value
+// column and a mask column, so a model can tell "missing" from "average".
+type column struct {
+	Feature Feature
+	Mask    bool
+	Mean    float64
+	Std     float64
+}
+
+// maxInputs bounds the number of columns: every feature's value and mask.
+const maxInputs = 2 * int(NumFeatures)
+
+// minStd is the spread below which a value is treated as constant.
+const minStd = 1e-9
+
+// fitColumns chooses and standardizes the inputs from the training vectors.
+func fitColumns(xs []Vector) []column {
+	var vals, masks []column
+	n := float64(len(xs))
+	for f := Feature(0); f < NumFeatures; f++ {
+		var cnt, sum float64
+		for i := range xs {
+			if x, ok := xs[i].Get(f); ok {
+				cnt++
+				sum += x
+			}
+		}
+		if cnt == 0 {
+			continue
+		}
+		mean := sum / cnt
+		var ss float64
+		for i := range xs {
+			if x, ok := xs[i].Get(f); ok {
+				d := x - mean
+				ss += d * d
+			}
+		}
+		if std := math.Sqrt(ss / cnt); std > minStd {
+			vals = append(vals, column{Feature: f, Mean: mean, Std: std})
+		}
+		if cnt < n {
+			p := cnt / n
+			masks = append(masks, column{Feature: f, Mask: true, Mean: p, Std: math.Sqrt(p * (1 - p))})
+		}
+	}
+	return append(vals, masks...)
+}
+
+// encode writes the standardized inputs of v into dst[:len(cols)]. A value
+// that was not measured becomes 0: the training mean.
+func encode(dst []float64, v *Vector, cols []column) {
+	for i := range cols {
+		c := &cols[i]
+		var x float64
+		switch {
+		case c.Mask:
+			x = boolf(v.Has(c.Feature))
+		case v.Has(c.Feature):
+			x = v.X[c.Feature]
+		default:
+			dst[i] = 0
+			continue
+		}
+		dst[i] = (x - c.Mean) / c.Std
+	}
+}
+
+func validateColumns(cols []column) error {
+	if len(cols) == 0 {
+		return fmt.Errorf("no inputs")
+	}
+	if len(cols) > maxInputs {
+		return fmt.Errorf("%d inputs, at most %d", len(cols), maxInputs)
+	}
+	seen := map[[2]int]bool{}
+	for i, c := range cols {
+		if c.Feature < 0 || c.Feature >= NumFeatures {
+			return fmt.Errorf("input %d: feature %d out of range", i, int(c.Feature))
+		}
+		k := [2]int{int(c.Feature), int(boolf(c.Mask))}
+		if seen[k] {
+			return fmt.Errorf("input %d: %s repeated", i, c.Feature)
+		}
+		seen[k] = true
+		if !finite(c.Mean) || !finite(c.Std) || c.Std <= 0 {
+			return fmt.Errorf("input %d (%s): mean %g, std %g: want finite numbers and std > 0", i, c.Feature, c.Mean, c.Std)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,208 @@
+// Package gaveldata turns Gavel's measured co-location throughputs (OSDI'20,
+// github.com/stanford-futuredata/gavel, MIT; embedded by internal/gavel with
+// its notice) into [iac.Dataset]s: 26 training job types per GPU type (V100,
+// P100, K80) and every measured pair of them sharing one GPU.
+//
+// It lives apart from package iac so that a program importing the
+// predictor does not carry Gavel's 1.2 MB file.
+//
+// # What Gavel has, and what it does not
+//
+// Gavel measured throughputs only: no hardware counters, no memory. So every
+// counter of the feature vector is missing (never zero), and so are the
+// pairwise sums built from counters. What a profile does carry, and why:
+//
+//   - Family: Gavel's model name (ResNet-18, ResNet-50, Transformer, LM,
+//     Recommendation, A3C, CycleGAN); Class: training, all of them.
+//   - BatchSize: the batch size in Gavel's job type. CycleGAN's job type has
+//     none, but its command line (traces/physical_cluster/*.trace:
+//     "python3 cyclegan.py --dataset_path ... --decay_epoch 0") leaves
+//     cyclegan.py's default, --batch_size 1. A3C has no batch size (4 workers
+//     of 20-step rollouts): missing.
+//   - AMP and Checkpointing: false. None of the commands in Gavel's traces
+//     passes a mixed-precision or checkpointing flag, and the workloads
+//     (PyTorch reference implementations of 2019) have none.
+//   - Params: the parameter count of each family's model as Gavel's
+//     workloads/pytorch code builds it, to two significant digits (see
+//     [Params]); a family descriptor, constant within a family.
+//   - Throughput: Gavel's isolated throughput on that GPU type, in steps per
+//     second (the job's own unit).
+//   - Config.GPUs and Demand.GPUs: 1 (pairs were measured at scale factor 1).
+//   - Hardware.GPUModel: the GPU type ("v100", "p100", "k80").
+//
+// A pair's speeds are Gavel's co-located throughputs divided by the isolated
+// ones. On V100, 80 of 636 directed pairs have a co-located throughput equal
+// to the isolated one to the last digit (speed exactly 1; Gavel seems to cap
+// co-located throughput at the isolated one); they are kept, and learned as
+// "no measurable slowdown" ([iac.SlowdownOf]).
+package gaveldata
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/iac"
+	"github.com/elastico/elastico/internal/gavel"
+)
+
+// GPU types with co-location measurements.
+const (
+	V100 = gavel.V100
+	P100 = gavel.P100
+	K80  = gavel.K80
+)
+
+// Families are Gavel's model families, in the order reports list them.
+var Families = []string{"ResNet-18", "ResNet-50", "Transformer", "LM", "Recommendation", "A3C", "CycleGAN"}
+
+// Params maps a family to its model's parameter count, to two significant
+// digits, counted from the model Gavel's workload builds (commit c4fa400 of
+// stanford-futuredata/gavel, workloads/pytorch/):
+//
+//   - ResNet-18: CIFAR-10 ResNet-18 (image_classification/cifar10): 11,173,962.
+//   - ResNet-50: torchvision resnet50 (image_classification/imagenet): 25,557,032.
+//   - Transformer: translation/train.py defaults (6+6 layers, d_model 512,
+//     d_inner 2048, 8 heads, target projection shared): 44.1 M in the layers
+//     plus the Multi30k source and target embeddings (about 9–10 k tokens ×
+//     512); about 49 M.
+//   - LM: language_modeling/main.py defaults (2-layer LSTM, 200 embedding and
+//     hidden units, untied) over WikiText-2's 33,278-word vocabulary:
+//     13,987,678.
+//   - Recommendation: recommendation/train.py's DynamicAutoencoder with one
+//     hidden layer of 200 over ML-20M's 20,108 items (after the VAE-CF
+//     preprocessing its pro_sg data directory comes from): 8,063,508.
+//   - A3C: rl/main.py's A3Clstm (four convolutions, an LSTM cell 1024 → 512,
+//     Pong's 6 actions): 3,249,639.
+//   - CycleGAN: cyclegan.py, two ResNet generators with 9 residual blocks
+//     (about 11.38 M each) and two PatchGAN discriminators (about 2.76 M
+//     each): about 28.3 M.
+var Params = map[string]float64{
+	"ResNet-18":      11e6,
+	"ResNet-50":      26e6,
+	"Transformer":    49e6,
+	"LM":             14e6,
+	"Recommendation": 8.1e6,
+	"A3C":            3.2e6,
+	"CycleGAN":       28e6,
+}
+
+// batchSize returns the batch size of a job type as its command runs it.
+func batchSize(t gavel.JobType) int {
+	if t.BatchSize > 0 {
+		return t.BatchSize
+	}
+	if t.Model == "CycleGAN" {
+		return 1 // cyclegan.py's default; Gavel's command does not set it
+	}
+	return 0 // A3C: none
+}
+
+// Load returns the measurements of one GPU type ("v100", "p100" or "k80"),
+// or of several together: then profile IDs are prefixed with the GPU type
+// ("p100/LM (batch size 5)"), families stay the model's name, and pairs
+// only join profiles of one GPU type.
+func Load(gpus ...string) (*iac.Dataset, error) {
+	if len(gpus) == 0 {
+		return nil, fmt.Errorf("gaveldata: Load: no GPU type")
+	}
+	all, err := gavel.Load()
+	if err != nil {
+		return nil, fmt.Errorf("gaveldata: %w", err)
+	}
+	if len(gpus) == 1 {
+		return FromTable(all, gpus[0])
+	}
+	out := &iac.Dataset{Name: "gavel-" + strings.Join(gpus, "+")}
+	seen := map[string]bool{}
+	for _, g := range gpus {
+		if seen[g] {
+			return nil, fmt.Errorf("gaveldata: Load: GPU type %q twice", g)
+		}
+		seen[g] = true
+		d, err := FromTable(all, g)
+		if err != nil {
+			return nil, err
+		}
+		off := len(out.Profiles)
+		for i, id := range d.IDs {
+			out.IDs = append(out.IDs, g+"/"+id)
+			p := d.Profiles[i]
+			p.Config.ID = g + "/" + id
+			out.Profiles = append(out.Profiles, p)
+		}
+		for _, p := range d.Pairs {
+			p.A += off
+			p.B += off
+			out.Pairs = append(out.Pairs, p)
+		}
+	}
+	if err := out.Validate(); err != nil {
+		return nil, fmt.Errorf("gaveldata: %w", err)
+	}
+	return out, nil
+}
+
+// FromTable converts one GPU type's table of an already parsed Gavel file.
+func FromTable(all gavel.Throughputs, gpu string) (*iac.Dataset, error) {
+	tab := all[gpu]
+	if tab == nil {
+		return nil, fmt.Errorf("gaveldata: no GPU type %q (have %v)", gpu, all.GPUTypes())
+	}
+	types := tab.Types()
+	d := &iac.Dataset{Name: "gavel-" + gpu}
+	for _, t := range types {
+		params, ok := Params[t.Model]
+		if !ok {
+			return nil, fmt.Errorf("gaveldata: %s: job type %q of unknown family %q", gpu, t, t.Model)
+		}
+		iso := tab.Isolated[gavel.Key{Type: t, Scale: 1}]
+		if !(iso > 0) {
+			return nil, fmt.Errorf("gaveldata: %s: job type %q: isolated throughput %g", gpu, t, iso)
+		}
+		d.IDs = append(d.IDs, t.String())
+		d.Profiles = append(d.Profiles, elastico.Profile{
+			Family: t.Model,
+			Class:  elastico.Training,
+			Params: params,
+			Config: elastico.Configuration{
+				ID:        t.String(),
+				BatchSize: batchSize(t),
+				GPUs:      1,
+			},
+			Demand:     elastico.Demand{GPUs: 1},
+			Throughput: iso,
+			Hardware:   elastico.Hardware{GPUModel: gpu},
+		})
+	}
+	speed := func(a, b int) float64 {
+		s, ok := tab.Speed(types[a], types[b])
+		if !ok {
+			return 0
+		}
+		return s
+	}
+	for a := range types {
+		for b := a; b < len(types); b++ {
+			p := iac.Pair{A: a, B: b, SpeedA: speed(a, b), SpeedB: speed(b, a)}
+			if a == b {
+				// A job next to a copy of itself: Gavel records [self,
+				// other] for the one run.
+				pp, ok := tab.Pairs[[2]gavel.JobType{types[a], types[a]}]
+				if !ok {
+					continue
+				}
+				iso := tab.Isolated[gavel.Key{Type: types[a], Scale: 1}]
+				p.SpeedA, p.SpeedB = pp.Self/iso, pp.Other/iso
+			}
+			if p.SpeedA == 0 && p.SpeedB == 0 {
+				continue
+			}
+			d.Pairs = append(d.Pairs, p)
+		}
+	}
+	if err := d.Validate(); err != nil {
+		return nil, fmt.Errorf("gaveldata: %w", err)
+	}
+	return d, nil
+}

@@ -1,0 +1,188 @@
+package iac
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/elastico/elastico"
+)
+
+// MaxWidth is the widest hidden layer an MLP may have: prediction keeps its
+// activations in fixed arrays on the stack, which is why it allocates nothing.
+const MaxWidth = 256
+
+// MLP is the default interference predictor: standardized inputs, hidden
+// layers with ReLU, and one output z mapped to Ŝ = 1 + softplus(z), so it
+// never predicts a speed-up. An MLP is immutable once built (by [Train],
+// [Decode] or [Default]) and safe for concurrent use.
+type MLP struct {
+	cols   []column
+	layers []layer // the hidden layers, then the output layer (Out = 1)
+	info   ModelInfo
+}
+
+// layer is a dense layer: out = Wᵀ·in + B, W input-major (In×Out).
+type layer struct {
+	In, Out int
+	W, B    []float64
+}
+
+var _ elastico.Predictor = (*MLP)(nil)
+
+// Slowdown returns Ŝ_{victim|aggressor} ≥ 1 (elastico.Predictor). It
+// allocates nothing.
+func (m *MLP) Slowdown(victim, aggressor *elastico.Profile) float64 {
+	var v Vector
+	v.Build(victim, aggressor)
+	return m.Predict(&v)
+}
+
+// Predict returns the slowdown for an already built feature vector.
+func (m *MLP) Predict(v *Vector) float64 {
+	var in [maxInputs]float64
+	encode(in[:], v, m.cols)
+	return m.forward(in[:len(m.cols)])
+}
+
+// SlowdownBatch fills dst[i] with Slowdown(victims[i], aggressors[i]) and
+// returns dst, grown if it is too short. It allocates nothing when dst has
+// room.
+func (m *MLP) SlowdownBatch(dst []float64, victims, aggressors []*elastico.Profile) ([]float64, error) {
+	if len(victims) != len(aggressors) {
+		return dst, fmt.Errorf("iac: SlowdownBatch: %d victims but %d aggressors", len(victims), len(aggressors))
+	}
+	if cap(dst) < len(victims) {
+		dst = make([]float64, len(victims))
+	}
+	dst = dst[:len(victims)]
+	for i := range victims {
+		if victims[i] == nil || aggressors[i] == nil {
+			return dst, fmt.Errorf("iac: SlowdownBatch: pair %d: nil profile", i)
+		}
+		dst[i] = m.Slowdown(victims[i], aggressors[i])
+	}
+	return dst, nil
+}
+
+// forward runs the network on standardized inputs.
+func (m *MLP) forward(in []float64) float64 {
+	var bufA, bufB [MaxWidth]float64
+	x := in
+	cur, next := bufA[:], bufB[:]
+	last := len(m.layers) - 1
+	for li := 0; li < last; li++ {
+		l := &m.layers[li]
+		out := cur[:l.Out]
+		affine(out, l, x)
+		for j, a := range out {
+			if a < 0 {
+				out[j] = 0
+			}
+		}
+		x = out
+		cur, next = next, cur
+	}
+	l := &m.layers[last]
+	var z [1]float64
+	affine(z[:], l, x)
+	return 1 + softplus(z[0])
+}
+
+// affine computes out = Wᵀ·x + b with W stored input-major (W[k*Out+j]
+// is the weight from input k to unit j): one pass per input, skipping the
+// inputs ReLU zeroed, with no chain of dependent additions. The explicit
+// float64 conversion forbids fused multiply-add, so that training gives the
+// same bits wherever the compiler would fuse (the training program
+// reproduces the embedded model).
+func affine(out []float64, l *layer, x []float64) {
+	m := len(out)
+	copy(out, l.B)
+	for k, xk := range x[:l.In] {
+		if xk == 0 {
+			continue
+		}
+		w := l.W[k*m : k*m+m]
+		for j := range out {
+			out[j] += float64(w[j] * xk)
+		}
+	}
+}
+
+// softplus is log(1 + e^z), computed without overflow.
+func softplus(z float64) float64 {
+	if z > 0 {
+		return z + math.Log1p(math.Exp(-z))
+	}
+	return math.Log1p(math.Exp(z))
+}
+
+// sigmoid is softplus's derivative.
+func sigmoid(z float64) float64 {
+	if z >= 0 {
+		return 1 / (1 + math.Exp(-z))
+	}
+	e := math.Exp(z)
+	return e / (1 + e)
+}
+
+// Info describes how the model was trained.
+func (m *MLP) Info() ModelInfo { return m.info }
+
+// Inputs returns the names of the model's inputs in order: a feature's name
+// for its standardized value, "<name>?" for its measured/missing indicator.
+func (m *MLP) Inputs() []string {
+	out := make([]string, len(m.cols))
+	for i, c := range m.cols {
+		out[i] = c.Feature.String()
+		if c.Mask {
+			out[i] += "?"
+		}
+	}
+	return out
+}
+
+// Hidden returns the widths of the hidden layers.
+func (m *MLP) Hidden() []int {
+	out := make([]int, 0, len(m.layers)-1)
+	for _, l := range m.layers[:len(m.layers)-1] {
+		out = append(out, l.Out)
+	}
+	return out
+}
+
+// validate checks the structure of a model read from a file.
+func (m *MLP) validate() error {
+	if err := validateColumns(m.cols); err != nil {
+		return err
+	}
+	if len(m.layers) < 2 {
+		return fmt.Errorf("%d layers, want at least one hidden layer and the output", len(m.layers))
+	}
+	in := len(m.cols)
+	for i, l := range m.layers {
+		if l.In != in {
+			return fmt.Errorf("layer %d: %d inputs, want %d", i, l.In, in)
+		}
+		if l.Out < 1 || l.Out > MaxWidth {
+			return fmt.Errorf("layer %d: width %d, want 1..%d", i, l.Out, MaxWidth)
+		}
+		if len(l.W) != l.In*l.Out || len(l.B) != l.Out {
+			return fmt.Errorf("layer %d: %d weights and %d biases, want %d and %d", i, len(l.W), len(l.B), l.In*l.Out, l.Out)
+		}
+		for _, w := range l.W {
+			if !finite(w) {
+				return fmt.Errorf("layer %d: a weight is %g", i, w)
+			}
+		}
+		for _, b := range l.B {
+			if !finite(b) {
+				return fmt.Errorf("layer %d: a bias is %g", i, b)
+			}
+		}
+		in = l.Out
+	}
+	if in != 1 {
+		return fmt.Errorf("output layer has width %d, want 1", in)
+	}
+	return nil
+}

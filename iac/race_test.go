@@ -1,0 +1,5 @@
+//go:build race
+
+package iac_test
+
+const raceEnabled = true

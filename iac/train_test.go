@@ -1,0 +1,151 @@
+package iac
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestTrainIsSeeded(t *testing.T) {
+	a, b, c := trainQuick(t, 1), trainQuick(t, 1), trainQuick(t, 2)
+	if !bytes.Equal(encoded(t, a), encoded(t, b)) {
+		t.Errorf("two trainings with seed 1 differ")
+	}
+	if bytes.Equal(encoded(t, a), encoded(t, c)) {
+		t.Errorf("seeds 1 and 2 gave the same model")
+	}
+}
+
+func TestTrainLearnsAKnownLaw(t *testing.T) {
+	train := synthetic(5, 4, 1)
+	m, err := Train(train.Samples(), quick, rand.New(rand.NewPCG(1, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fresh profiles from the same law, never seen.
+	test := synthetic(3, 4, 9).Samples()
+	var ape, base float64
+	var mean float64
+	for _, s := range train.Samples() {
+		mean += s.Slowdown
+	}
+	mean /= float64(len(train.Samples()))
+	for _, s := range test {
+		p := m.Predict(&s.Features)
+		if !(p >= 1) {
+			t.Fatalf("prediction %g < 1", p)
+		}
+		ape += math.Abs(p-s.Slowdown) / s.Slowdown
+		base += math.Abs(mean-s.Slowdown) / s.Slowdown
+	}
+	ape, base = 100*ape/float64(len(test)), 100*base/float64(len(test))
+	if ape > 5 || ape > base/3 {
+		t.Errorf("MAPE %.2f %% on unseen profiles (predicting the mean: %.2f %%), want ≤ 5 %% and a third of the mean's", ape, base)
+	}
+	info := m.Info()
+	if info.BestEpoch < 1 || info.BestEpoch > info.Epochs || info.TrainSamples+info.ValSamples == 0 || !(info.ValidationLoss >= 0) {
+		t.Errorf("info %+v", info)
+	}
+	if got := m.Hidden(); !cmp.Equal(got, []int{16, 8}) {
+		t.Errorf("Hidden() = %v", got)
+	}
+	if in := m.Inputs(); len(in) == 0 || !strings.Contains(strings.Join(in, ","), "a_sm_active") || !strings.Contains(strings.Join(in, ","), "a_power_frac?") {
+		t.Errorf("Inputs() = %v, want a_sm_active and the mask a_power_frac?", in)
+	}
+}
+
+func TestTrainConfigValidation(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     TrainConfig
+		wantErr string
+	}{
+		{"no layers", TrainConfig{Hidden: []int{}}, "TrainConfig.Hidden"},
+		{"too wide", TrainConfig{Hidden: []int{MaxWidth + 1}}, "TrainConfig.Hidden[0]"},
+		{"dropout 1", TrainConfig{Dropout: 1}, "TrainConfig.Dropout"},
+		{"learning rate", TrainConfig{LearningRate: 2}, "TrainConfig.LearningRate"},
+		{"beta1", TrainConfig{Beta1: 1}, "TrainConfig.Beta1"},
+		{"beta2", TrainConfig{Beta2: -0.5}, "TrainConfig.Beta2"},
+		{"epsilon", TrainConfig{Epsilon: 2}, "TrainConfig.Epsilon"},
+		{"batch", TrainConfig{BatchSize: -1}, "TrainConfig.BatchSize"},
+		{"epochs", TrainConfig{MaxEpochs: -3}, "TrainConfig.MaxEpochs"},
+		{"patience", TrainConfig{Patience: -1}, "TrainConfig.Patience"},
+		{"validation", TrainConfig{ValidationFrac: 0.9}, "TrainConfig.ValidationFrac"},
+		{"weight decay", TrainConfig{WeightDecay: 1}, "TrainConfig.WeightDecay"},
+	}
+	samples := synthetic(2, 2, 1).Samples()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Train(samples, tc.cfg, rand.New(rand.NewPCG(1, 0)))
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.HasPrefix(err.Error(), "iac: ") {
+				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestTrainDefaults(t *testing.T) {
+	got, err := TrainConfig{}.resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(DefaultTrainConfig(), got); d != "" {
+		t.Errorf("zero config resolves to (-defaults +got):\n%s", d)
+	}
+	off, err := TrainConfig{Dropout: -1, WeightDecay: -1}.resolve()
+	if err != nil || off.Dropout != 0 || off.WeightDecay != 0 {
+		t.Errorf("negative Dropout/WeightDecay: %+v, %v; want them off", off, err)
+	}
+}
+
+func TestTrainRefusesBadInput(t *testing.T) {
+	good := synthetic(2, 2, 1).Samples()
+	bad := append([]Sample(nil), good...)
+	bad[3].Slowdown = 0.5
+	nan := append([]Sample(nil), good...)
+	nan[0].Features.set(ASMActive, math.NaN())
+	tests := []struct {
+		name    string
+		samples []Sample
+		rng     *rand.Rand
+		wantErr string
+	}{
+		{"nil rng", good, nil, "nil *rand.Rand"},
+		{"speed-up", bad, rand.New(rand.NewPCG(1, 0)), "sample 3"},
+		{"NaN feature", nan, rand.New(rand.NewPCG(1, 0)), "feature a_sm_active is NaN"},
+		{"one sample", good[:1], rand.New(rand.NewPCG(1, 0)), "too few samples"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Train(tc.samples, quick, tc.rng)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+	if _, err := Train(good[:1], quick, rand.New(rand.NewPCG(1, 0))); !errors.Is(err, ErrTooFewSamples) {
+		t.Errorf("one sample: %v, want ErrTooFewSamples", err)
+	}
+}
+
+func TestSplitKeepsGroupsTogether(t *testing.T) {
+	samples := synthetic(3, 3, 1).Samples()
+	train, val := splitGroups(samples, 0.2, rand.New(rand.NewPCG(1, 0)))
+	if len(train)+len(val) != len(samples) || len(val) == 0 {
+		t.Fatalf("split %d + %d of %d", len(train), len(val), len(samples))
+	}
+	inVal := map[int]bool{}
+	for _, i := range val {
+		inVal[samples[i].Group] = true
+	}
+	for _, i := range train {
+		if inVal[samples[i].Group] {
+			t.Fatalf("group %d on both sides", samples[i].Group)
+		}
+	}
+}
