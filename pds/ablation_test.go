@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/iac"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -190,7 +191,7 @@ func TestAblationsOnRandomStates(t *testing.T) {
 		{NoReservation: true}, {NoCoordinatedReconfiguration: true},
 		{NoReservation: true, NoCoordinatedReconfiguration: true},
 	} {
-		s, err := New(Config{Predictor: randomPredictor, Tolerance: Tolerance{Tau0: 1.2}, Ablation: ab})
+		s, err := New(Config{Predictor: randomPredictor, Tolerance: iac.Tolerance{Tau0: 1.2}, Ablation: ab})
 		if err != nil {
 			t.Fatal(err)
 		}

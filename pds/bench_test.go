@@ -4,15 +4,18 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/iac/gaveldata"
 )
 
 // benchState is a production-shaped State: gpus GPUs (8 per node, 80 GiB,
 // MPS), n jobs of 8 configurations each (4 batch sizes × AMP, a fifth of
-// the jobs with 2- or 4-GPU configurations), a third of them inference.
+// the jobs with 2- or 4-GPU configurations), each job one of Gavel's V100
+// job types, the data the default predictor was not trained on.
 // Three epochs have run on it (so most jobs run, many share GPUs, and the
 // Carry holds prices and penalties), then a fraction churn of the jobs left
 // and as many arrived.
@@ -27,32 +30,25 @@ func benchState(tb testing.TB, s *Scheduler, n, gpus int, churn float64) *elasti
 		st.Cluster.Nodes = append(st.Cluster.Nodes, nd)
 	}
 	job := func(id string) elastico.Job {
-		fam := families[r.IntN(len(families))]
+		// A Gavel job type (its model, parameters and batch sizes are what
+		// the predictor reads); demands and throughputs are modelled.
+		base := gavelTypes[r.IntN(len(gavelTypes))]
+		batches := gavelBatches[base.Family]
 		j := elastico.Job{ID: id, Class: elastico.Training, Weight: 0.5 + r.Float64(), Arrival: st.Now.Add(-time.Duration(r.IntN(86400)) * time.Second)}
-		if r.IntN(3) == 0 {
-			j.Class = elastico.Inference
-		}
 		g := 1
 		if r.IntN(5) == 0 {
 			g = 2 << r.IntN(2)
 		}
 		sm0, mem0, t0 := 0.15+0.35*r.Float64(), 3+20*r.Float64(), 100+400*r.Float64()
-		dram := 0.15 + 0.4*r.Float64() // a fifth of random pairs exceed τ0 under the stand-in predictor
-		for b := range 4 {
+		for k := range 4 {
+			batch := batches[min(k, len(batches)-1)]
 			for amp := range 2 {
-				batch := 32 << b
-				scale := float64(int(1) << b)
-				p := elastico.Profile{
-					Family: fam, Class: j.Class, Params: 1e8,
-					Config:     elastico.Configuration{ID: fmt.Sprintf("b%d-amp%d", batch, amp), BatchSize: batch, AMP: amp == 1, GPUs: g},
-					Demand:     elastico.Demand{GPUs: g, SM: min(1, sm0*(1+0.3*float64(b))), GPUMemory: mem0 * (1 + 0.4*float64(b)) * (1 - 0.3*float64(amp)), CPU: 2, RAM: 16},
-					Throughput: t0 * float64(g) * (1 + 0.5*float64(b)) * (1 + 0.2*float64(amp)),
-				}
-				if j.Class == elastico.Training {
-					p.Efficiency = 1 / (1 + 0.05*scale)
-				}
-				p.Counters.Set(elastico.SMActive, min(1, p.Demand.SM*0.6))
-				p.Counters.Set(elastico.DRAMActive, dram)
+				scale := float64(k)
+				p := base
+				p.Config = elastico.Configuration{ID: fmt.Sprintf("c%d-amp%d", k, amp), BatchSize: batch, AMP: amp == 1, GPUs: g}
+				p.Demand = elastico.Demand{GPUs: g, SM: min(1, sm0*(1+0.3*scale)), GPUMemory: mem0 * (1 + 0.4*scale) * (1 - 0.3*float64(amp)), CPU: 2, RAM: 16}
+				p.Throughput = t0 * float64(g) * (1 + 0.5*scale) * (1 + 0.2*float64(amp))
+				p.Efficiency = 1 / (1 + 0.05*float64(int(1)<<k))
 				j.Family = append(j.Family, p)
 			}
 		}
@@ -158,3 +154,20 @@ func (c *counting) Slowdown(v, a *elastico.Profile) float64 {
 	c.n++
 	return c.p.Slowdown(v, a)
 }
+
+// gavelTypes are Gavel's V100 job types, and gavelBatches each model's
+// batch sizes.
+var gavelTypes, gavelBatches = func() ([]elastico.Profile, map[string][]int) {
+	d, err := gaveldata.Load(gaveldata.V100)
+	if err != nil {
+		panic(err)
+	}
+	batches := map[string][]int{}
+	for _, p := range d.Profiles {
+		batches[p.Family] = append(batches[p.Family], p.Config.BatchSize)
+	}
+	for f := range batches {
+		slices.Sort(batches[f])
+	}
+	return d.Profiles, batches
+}()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/iac"
 )
 
 // Defaults of Config, each used when its field is zero (DESIGN.md 4.5: every
@@ -59,7 +60,7 @@ type Config struct {
 	// Predictor estimates co-location slowdowns (IAC). Nil: iac.Default().
 	Predictor elastico.Predictor
 	// Tolerance is τ(t) of Eq. 11. Zero: iac.DefaultTolerance.
-	Tolerance Tolerance
+	Tolerance iac.Tolerance
 
 	// Reservation is γ ∈ (0, 1] of Eq. 12: the fraction of each job's
 	// smallest footprint held for it (see the package doc). Zero:
@@ -137,11 +138,11 @@ func (c Config) withDefaults() (Config, error) {
 	case !inRange(c.PenaltyDecay, 1):
 		return c, bad("PenaltyDecay", c.PenaltyDecay, "a number in (0, 1] (0 for the default)")
 	}
-	if c.Tolerance == (Tolerance{}) {
-		c.Tolerance = DefaultTolerance
+	if c.Tolerance == (iac.Tolerance{}) {
+		c.Tolerance = iac.DefaultTolerance
 	}
-	if err := c.Tolerance.validate(); err != nil {
-		return c, fmt.Errorf("%w: Tolerance: %v", ErrConfig, err)
+	if err := c.Tolerance.Validate(); err != nil {
+		return c, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	def := func(x *float64, d float64) {
 		if *x == 0 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/iac"
 )
 
 // bytesState decodes fuzz input into a small State: a few nodes and GPUs,
@@ -109,7 +110,7 @@ func FuzzEpoch(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{2, 10, 200, 2, 100, 0, 100, 1, 3, 0, 2, 1, 1, 60, 100, 40, 80, 200, 250, 0, 1, 0})
 	f.Add([]byte{1, 0, 255, 254, 1, 253, 0, 5, 2, 2, 1, 255, 3})
-	s, err := New(Config{Predictor: randomPredictor, Tolerance: Tolerance{Tau0: 1.2}})
+	s, err := New(Config{Predictor: randomPredictor, Tolerance: iac.Tolerance{Tau0: 1.2}})
 	if err != nil {
 		f.Fatal(err)
 	}

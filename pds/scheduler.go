@@ -9,6 +9,7 @@ import (
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/esp"
+	"github.com/elastico/elastico/iac"
 	"github.com/elastico/elastico/placement"
 )
 
@@ -70,7 +71,7 @@ func New(cfg Config) (*Scheduler, error) {
 		}
 	}
 	if s.pred == nil {
-		if s.pred, err = defaultPredictor(); err != nil {
+		if s.pred, err = iac.Default(); err != nil {
 			return nil, fmt.Errorf("pds: default predictor: %w", err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/iac"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -21,7 +22,7 @@ func TestNewDefaults(t *testing.T) {
 	}
 	c := s.Config()
 	want := Config{
-		Tolerance: DefaultTolerance, Reservation: DefaultReservation, Alpha: DefaultAlpha,
+		Tolerance: iac.DefaultTolerance, Reservation: DefaultReservation, Alpha: DefaultAlpha,
 		SwitchingCost: DefaultSwitchingCost, Delta: DefaultDelta, Rounds: DefaultRounds, PenaltyDecay: DefaultPenaltyDecay,
 	}
 	if diff := cmp.Diff(want, c, cmpopts.IgnoreFields(Config{}, "Clock")); diff != "" {
@@ -48,8 +49,8 @@ func TestNewRejects(t *testing.T) {
 		{"negative rounds", Config{Rounds: -1}, "Rounds"},
 		{"too many rounds", Config{Rounds: 11}, "Rounds"},
 		{"decay above one", Config{PenaltyDecay: 1.1}, "PenaltyDecay"},
-		{"tolerance below one", Config{Tolerance: Tolerance{Tau0: 0.9}}, "Tau0"},
-		{"NaN beta", Config{Tolerance: Tolerance{Tau0: 1.1, Beta: math.NaN()}}, "Beta"},
+		{"tolerance below one", Config{Tolerance: iac.Tolerance{Tau0: 0.9}}, "Tau0"},
+		{"NaN beta", Config{Tolerance: iac.Tolerance{Tau0: 1.1, Beta: math.NaN()}}, "Beta"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,7 +92,7 @@ func stateOf(t testing.TB, s *Scheduler, r *rand.Rand, nodes, jobs int) *elastic
 // actions consistent with decisions.
 func TestEpochGuarantees(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	tol := Tolerance{Tau0: 1.2} // β = 0: τ is τ0 whatever the queue
+	tol := iac.Tolerance{Tau0: 1.2} // β = 0: τ is τ0 whatever the queue
 	for trial := range 40 {
 		cfg := Config{Predictor: randomPredictor, Tolerance: tol, Clock: fixedClock()}
 		switch trial % 4 {
@@ -254,7 +255,7 @@ func (s *stallSolver) Solve(ctx context.Context, m *elastico.Market, sol *elasti
 // the best feasible plan so far, marked Truncated.
 func TestEpochDeadline(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
-	base, _ := New(Config{Predictor: randomPredictor, Tolerance: Tolerance{Tau0: 1.1}})
+	base, _ := New(Config{Predictor: randomPredictor, Tolerance: iac.Tolerance{Tau0: 1.1}})
 	st := stateOf(t, base, r, 4, 30)
 	// Every pair of llama jobs interferes (1.4 > 1.1): the first round
 	// finds violations, so a second one starts.
@@ -265,7 +266,7 @@ func TestEpochDeadline(t *testing.T) {
 	}
 	for _, stallFrom := range []int{1, 2} {
 		solver := &stallSolver{PriceSolver: base.solver, stallFrom: stallFrom}
-		s, _ := New(Config{PriceSolver: solver, Predictor: randomPredictor, Tolerance: Tolerance{Tau0: 1.1}})
+		s, _ := New(Config{PriceSolver: solver, Predictor: randomPredictor, Tolerance: iac.Tolerance{Tau0: 1.1}})
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		begin := time.Now()
 		plan, err := s.Epoch(ctx, st)
