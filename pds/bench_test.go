@@ -118,6 +118,7 @@ func BenchmarkEpoch(b *testing.B) {
 				sum.Prices += plan.Stats.Prices
 				sum.Placement += plan.Stats.Placement
 				sum.Interference += plan.Stats.Interference
+				sum.Total += plan.Stats.Total
 				sum.Rounds += plan.Stats.Rounds
 				sum.Iterations += plan.Stats.Iterations
 				sum.Violations += plan.Stats.Violations
@@ -135,6 +136,8 @@ func BenchmarkEpoch(b *testing.B) {
 			b.ReportMetric(float64(sum.Prices.Nanoseconds())/n, "prices-ns/op")
 			b.ReportMetric(float64(sum.Placement.Nanoseconds())/n, "placement-ns/op")
 			b.ReportMetric(float64(sum.Interference.Nanoseconds())/n, "interference-ns/op")
+			other := sum.Total - sum.Prices - sum.Placement - sum.Interference
+			b.ReportMetric(float64(other.Nanoseconds())/n, "other-ns/op") // validation, market, plan
 			b.ReportMetric(float64(sum.Rounds)/n, "rounds/op")
 			b.ReportMetric(float64(sum.Iterations)/n, "iters/op")
 			b.ReportMetric(float64(sum.Violations)/n, "violations/op")

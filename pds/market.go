@@ -208,9 +208,16 @@ func (e *epoch) buildMarket() {
 				e.learned[o] = carried[js.job.Family[k].Config.ID]
 			}
 		}
-		if js.running && e.memo.on() {
-			e.interferencePenalty(int32(j))
+	}
+	// Γ's interference term: predictions, so timed as interference.
+	if e.memo.on() {
+		t := e.s.cfg.Clock()
+		for j := range e.jobs {
+			if js := &e.jobs[j]; js.running && js.n > 0 {
+				e.interferencePenalty(int32(j))
+			}
 		}
+		e.since(t, &e.stats.Interference)
 	}
 
 	e.waitingOrder()
