@@ -175,7 +175,7 @@ func (e *epoch) ref(g int32) elastico.GPURef {
 
 func (e *epoch) run(ctx context.Context) (*elastico.Plan, error) {
 	e.buildMarket()
-	e.statusQuo()
+	e.best.score = math.Inf(-1) // any completed round beats nothing
 	prices := e.st.Carry.Prices
 	for m := 1; m <= e.cfg.Rounds; m++ {
 		if ctx.Err() != nil {
@@ -193,6 +193,10 @@ func (e *epoch) run(ctx context.Context) (*elastico.Plan, error) {
 		if e.settled {
 			break
 		}
+	}
+	if e.stats.Rounds == 0 {
+		// No round completed before the deadline: the status quo.
+		e.statusQuo()
 	}
 	if err := e.resolve(ctx); err != nil {
 		return nil, err
