@@ -27,10 +27,12 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/iac"
 	"github.com/elastico/elastico/pds"
 	"github.com/elastico/elastico/sim"
 	"github.com/elastico/elastico/sim/baseline"
@@ -204,7 +206,15 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 		return err
 	}
 	s := sim.Summarize(out, baseline.VolcanoName)
+	pred, err := iac.Default()
+	if err != nil {
+		return err
+	}
+	// The predictor must not have seen the answers (DESIGN.md 5): the
+	// default is trained on Gavel's P100 and K80 pairs.
+	sawTruth := slices.Contains(iac.DefaultGPUs, strings.ToLower(truth.GPU.Model))
 	meta := map[string]any{
+		"predictor": pred.Info().Label, "predictor_trained_on_ground_truth": sawTruth,
 		"trace": tr.Name, "format": tr.Format, "ground_truth_gpu": truth.GPU.Model, "load": o.load, "jobs_per_window": jobs,
 		"inference_fraction": o.inference, "epoch": o.epoch.String(), "heartbeat": o.heartbeat.String(),
 		"costs": sim.DefaultCosts, "wall_seconds": time.Since(start).Seconds(), "cpus": runtime.GOMAXPROCS(0),
@@ -232,6 +242,10 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(stdout, "trace %s (%s), ground truth %s, wall %.1fs\n", tr.Name, tr.Format, truth.GPU.Model, time.Since(start).Seconds())
+		fmt.Fprintf(stdout, "elastico's predictor: %s\n", pred.Info().Label)
+		if sawTruth {
+			fmt.Fprintf(stdout, "WARNING: the predictor was trained on this ground truth's pairs (%s): not a result\n", truth.GPU.Model)
+		}
 		if need, ok := meta["gpus_for_volcano_jct"].(map[string]int); ok {
 			fmt.Fprintf(stdout, "GPUs needed for volcano's average JCT (%.2f h): %v\n", meta["volcano_jct_hours"], need)
 		}
