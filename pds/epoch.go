@@ -12,7 +12,8 @@ import (
 	"github.com/elastico/elastico/rst"
 )
 
-// epoch is one Epoch call's working set, pooled between calls.
+// epoch is one Epoch call's working set; the Scheduler keeps it for the
+// next call.
 type epoch struct {
 	s   *Scheduler
 	cfg *Config
@@ -53,7 +54,6 @@ type epoch struct {
 	effCap  elastico.Vector
 
 	items   []elastico.PlacementItem
-	itemJob []int32
 	jobItem []int32
 	avoid   []avoidPair // pairs kept apart in later placements
 	req     elastico.PlacementRequest
@@ -66,7 +66,6 @@ type epoch struct {
 	hasPrev   bool
 	unplaced  int    // items the last placement left out
 	settled   bool   // the last round had no violation
-	lastKept  bool   // the last round's result became the best
 	keptOld   []bool // per job: kept its running configuration after its new one found no room
 	violated  []bool // per job: in a violating pair in the last round
 	acc       account
@@ -88,7 +87,7 @@ type jobState struct {
 	n       int32
 	curOpt  int32           // flat index of the running configuration's option, -1
 	minOpt  int32           // flat index of its smallest option, -1
-	rmin    elastico.Vector // R_min over its feasible options (waiting jobs)
+	rmin    elastico.Vector // R_min over its feasible options
 	// infeasible holds why no configuration can run (Infeasible).
 	infeasible []string
 }
@@ -333,7 +332,6 @@ func (e *epoch) choiceFamily(j int) int32 {
 // configuration, with the Avoid pairs found so far.
 func (e *epoch) buildItems(fam func(int) int32) {
 	e.items = e.items[:0]
-	e.itemJob = e.itemJob[:0]
 	e.itemFam = e.itemFam[:0]
 	e.jobItem = grow(e.jobItem, len(e.jobs))
 	for j := range e.jobs {
@@ -351,7 +349,6 @@ func (e *epoch) buildItems(fam func(int) int32) {
 			cur = e.prev.gpus[j]
 		}
 		e.items = append(e.items, elastico.PlacementItem{Job: js.job, Profile: &js.job.Family[k], Current: cur})
-		e.itemJob = append(e.itemJob, int32(j))
 		e.itemFam = append(e.itemFam, k)
 	}
 	for _, p := range e.avoid {
@@ -548,20 +545,11 @@ func (e *epoch) remember(r *result) {
 	e.hasPrev = true
 }
 
-// last is the result of the last round (kept or not).
-func (e *epoch) last() *result {
-	if e.lastKept {
-		return &e.best
-	}
-	return &e.cur
-}
-
 // keep makes e.cur, whose violations are in e.viol, the best result so far
 // if it scores at least as well (later rounds win ties: they know more).
 func (e *epoch) keep() {
 	e.cur.score -= e.violationCost(&e.cur)
-	e.lastKept = e.cur.score >= e.best.score
-	if e.lastKept {
+	if e.cur.score >= e.best.score {
 		e.best, e.cur = e.cur, e.best
 	}
 }
