@@ -1,6 +1,9 @@
 package elastico
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Class says whether a job trains a model or serves one. The two progress
 // differently (reference-equivalent samples against tokens or requests) and
@@ -156,18 +159,24 @@ func (p *Profile) Goodput() float64 {
 	return p.Throughput * p.Efficiency
 }
 
-// validate checks one profile; path prefixes every field name.
-func (p *Profile) validate(kind, id, path string) error {
+// validate checks one profile. path gives the prefix of every field name;
+// it is called only once a problem is found, so that checking a valid family
+// formats no strings (State.Validate runs on every epoch).
+func (p *Profile) validate(kind, id string, path func() string) error {
+	if p.valid() {
+		return nil
+	}
+	bad := func(field, reason string) error { return invalid(kind, id, path()+field, reason) }
 	if p.Config.ID == "" {
-		return invalid(kind, id, path+".Config.ID", "is empty")
+		return bad(".Config.ID", "is empty")
 	}
 	if p.Demand.GPUs < 1 {
-		return invalid(kind, id, path+".Demand.GPUs", fmt.Sprintf("is %d, want ≥ 1", p.Demand.GPUs))
+		return bad(".Demand.GPUs", fmt.Sprintf("is %d, want ≥ 1", p.Demand.GPUs))
 	}
 	if p.Config.GPUs != 0 && p.Config.GPUs != p.Demand.GPUs {
-		return invalid(kind, id, path+".Config.GPUs", fmt.Sprintf("is %d but Demand.GPUs is %d", p.Config.GPUs, p.Demand.GPUs))
+		return bad(".Config.GPUs", fmt.Sprintf("is %d but Demand.GPUs is %d", p.Config.GPUs, p.Demand.GPUs))
 	}
-	for _, f := range []struct {
+	fields := [...]struct {
 		name string
 		v    float64
 	}{
@@ -179,22 +188,23 @@ func (p *Profile) validate(kind, id, path string) error {
 		{".Efficiency", p.Efficiency},
 		{".Params", p.Params},
 		{".Config.KVCacheFrac", p.Config.KVCacheFrac},
-	} {
+	}
+	for _, f := range fields {
 		if r := checkNumber(f.v); r != "" {
-			return invalid(kind, id, path+f.name, r)
+			return bad(f.name, r)
 		}
 	}
 	if p.Demand.SM == 0 || p.Demand.SM > 1 {
-		return invalid(kind, id, path+".Demand.SM", fmt.Sprintf("is %g, want a share in (0, 1]", p.Demand.SM))
+		return bad(".Demand.SM", fmt.Sprintf("is %g, want a share in (0, 1]", p.Demand.SM))
 	}
 	if p.Efficiency > 1 {
-		return invalid(kind, id, path+".Efficiency", fmt.Sprintf("is %g, want ≤ 1", p.Efficiency))
+		return bad(".Efficiency", fmt.Sprintf("is %g, want ≤ 1", p.Efficiency))
 	}
 	if p.Config.BatchSize < 0 {
-		return invalid(kind, id, path+".Config.BatchSize", "is negative")
+		return bad(".Config.BatchSize", "is negative")
 	}
 	if p.Config.MaxSeqs < 0 {
-		return invalid(kind, id, path+".Config.MaxSeqs", "is negative")
+		return bad(".Config.MaxSeqs", "is negative")
 	}
 	for c := Counter(0); c < NumCounters; c++ {
 		v, ok := p.Counters.Get(c)
@@ -202,13 +212,33 @@ func (p *Profile) validate(kind, id, path string) error {
 			continue
 		}
 		if r := checkNumber(v); r != "" {
-			return invalid(kind, id, path+".Counters."+c.String(), r)
+			return bad(".Counters."+c.String(), r)
 		}
 	}
 	return nil
 }
 
+// valid is the fast path of validate: one pass of comparisons, true when
+// nothing is wrong. NaN fails every comparison, so "x >= 0 && x <= MaxFloat64"
+// rejects NaN, ±Inf and negatives at once.
+func (p *Profile) valid() bool {
+	ok := func(x float64) bool { return x >= 0 && x <= math.MaxFloat64 }
+	d := &p.Demand
+	if p.Config.ID == "" || d.GPUs < 1 || (p.Config.GPUs != 0 && p.Config.GPUs != d.GPUs) ||
+		!(d.SM > 0 && d.SM <= 1) || !ok(d.GPUMemory) || !ok(d.CPU) || !ok(d.RAM) ||
+		!ok(p.Throughput) || !(p.Efficiency >= 0 && p.Efficiency <= 1) || !ok(p.Params) ||
+		!ok(p.Config.KVCacheFrac) || p.Config.BatchSize < 0 || p.Config.MaxSeqs < 0 {
+		return false
+	}
+	for c := Counter(0); p.Counters.Present != 0 && c < NumCounters; c++ {
+		if p.Counters.Has(c) && !ok(p.Counters.Values[c]) {
+			return false
+		}
+	}
+	return true
+}
+
 // Validate checks a single profile (as a profiler or a reader produces it).
 func (p *Profile) Validate() error {
-	return p.validate("profile", p.Family, "Profile")
+	return p.validate("profile", p.Family, func() string { return "Profile" })
 }

@@ -2,6 +2,8 @@ package elastico
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"time"
 )
 
@@ -35,12 +37,12 @@ func (s *State) Validate() error {
 	nodes := make(map[string]bool, len(s.Cluster.Nodes))
 	for i := range s.Cluster.Nodes {
 		n := &s.Cluster.Nodes[i]
-		path := fmt.Sprintf("Cluster.Nodes[%d]", i)
+		path := func() string { return "Cluster.Nodes[" + strconv.Itoa(i) + "].ID" }
 		if n.ID == "" {
-			return invalid("node", "", path+".ID", "is empty")
+			return invalid("node", "", path(), "is empty")
 		}
 		if nodes[n.ID] {
-			return invalid("node", n.ID, path+".ID", "is a duplicate")
+			return invalid("node", n.ID, path(), "is a duplicate")
 		}
 		nodes[n.ID] = true
 		if r := checkNumber(n.CPU); r != "" {
@@ -51,9 +53,8 @@ func (s *State) Validate() error {
 		}
 		for k := range n.GPUs {
 			g := &n.GPUs[k]
-			gpath := fmt.Sprintf("GPUs[%d]", k)
 			if g.ID == "" {
-				return invalid("node", n.ID, gpath+".ID", "is empty")
+				return invalid("node", n.ID, "GPUs["+strconv.Itoa(k)+"].ID", "is empty")
 			}
 			if gpus[g.ID] != nil {
 				return invalid("gpu", g.ID, "ID", "is a duplicate")
@@ -113,19 +114,17 @@ func (j *Job) validate(gpus map[string]*GPU) error {
 	if j.ReferenceBatch < 0 {
 		return invalid("job", j.ID, "ReferenceBatch", "is negative")
 	}
-	ids := make(map[string]bool, len(j.Family))
 	best := 0.0
 	for k := range j.Family {
 		p := &j.Family[k]
-		path := fmt.Sprintf("Family[%d]", k)
+		path := func() string { return "Family[" + strconv.Itoa(k) + "]" }
 		if err := p.validate("job", j.ID, path); err != nil {
 			return err
 		}
-		if ids[p.Config.ID] {
-			return invalid("job", j.ID, path+".Config.ID", fmt.Sprintf("%q is a duplicate", p.Config.ID))
-		}
-		ids[p.Config.ID] = true
 		best = max(best, p.Throughput)
+	}
+	if k, dup := duplicateConfig(j.Family); dup {
+		return invalid("job", j.ID, "Family["+strconv.Itoa(k)+"].Config.ID", fmt.Sprintf("%q is a duplicate", j.Family[k].Config.ID))
 	}
 	if j.Floor > best {
 		return invalid("job", j.ID, "Floor", fmt.Sprintf("is %g, above every configuration's throughput (best %g)", j.Floor, best))
@@ -138,16 +137,39 @@ func (j *Job) validate(gpus map[string]*GPU) error {
 		if len(a.GPUs) != p.Demand.GPUs {
 			return invalid("job", j.ID, "Running.GPUs", fmt.Sprintf("has %d GPUs, configuration %q needs %d", len(a.GPUs), a.ConfigID, p.Demand.GPUs))
 		}
-		seen := make(map[string]bool, len(a.GPUs))
 		for k, g := range a.GPUs {
 			if gpus[g] == nil {
 				return invalid("job", j.ID, fmt.Sprintf("Running.GPUs[%d]", k), fmt.Sprintf("%q is not a GPU of the cluster", g))
 			}
-			if seen[g] {
+			if slices.Contains(a.GPUs[:k], g) {
 				return invalid("job", j.ID, fmt.Sprintf("Running.GPUs[%d]", k), fmt.Sprintf("%q is listed twice", g))
 			}
-			seen[g] = true
 		}
 	}
 	return nil
+}
+
+// duplicateConfig returns the index of the first profile whose configuration
+// ID an earlier profile already has. Families are small (K̄ ≈ 8), so a
+// quadratic scan beats building a map for every job on every epoch; large
+// families fall back to a map.
+func duplicateConfig(family []Profile) (int, bool) {
+	if len(family) > 32 {
+		seen := make(map[string]bool, len(family))
+		for k := range family {
+			if seen[family[k].Config.ID] {
+				return k, true
+			}
+			seen[family[k].Config.ID] = true
+		}
+		return 0, false
+	}
+	for k := 1; k < len(family); k++ {
+		for i := range k {
+			if family[i].Config.ID == family[k].Config.ID {
+				return k, true
+			}
+		}
+	}
+	return 0, false
 }
