@@ -20,9 +20,9 @@ func benchState(n, g int) *State {
 		j := Job{ID: fmt.Sprintf("job-%d", i), Floor: 1}
 		for k := range 8 {
 			j.Family = append(j.Family, Profile{
-				Family: "resnet50",
-				Config: Configuration{ID: fmt.Sprintf("b%d", 16<<k), BatchSize: 16 << k, GPUs: 1},
-				Demand: Demand{GPUs: 1, SM: 0.1 + 0.1*float64(k), GPUMemory: float64(4 + k), CPU: 4, RAM: 16},
+				Family:     "resnet50",
+				Config:     Configuration{ID: fmt.Sprintf("b%d", 16<<k), BatchSize: 16 << k, GPUs: 1},
+				Demand:     Demand{GPUs: 1, SM: 0.1 + 0.1*float64(k), GPUMemory: float64(4 + k), CPU: 4, RAM: 16},
 				Throughput: float64(100 * (k + 1)), Efficiency: 1 - 0.05*float64(k),
 			})
 		}
