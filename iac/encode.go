@@ -12,11 +12,17 @@ import (
 // the training data gives no column (its weights would be noise); a feature
 // always measured gives a value column; one measured sometimes gives a value
 // column and a mask column, so a model can tell "missing" from "average".
+//
+// A standardized value is clamped to the range the training data spanned
+// ([Lo, Hi]): a model fitted on a few families must not extrapolate a
+// straight ReLU line far outside them (without the clamp, leaving one Gavel
+// family out gave predictions off by more than 100 %).
 type column struct {
 	Feature Feature
 	Mask    bool
 	Mean    float64
 	Std     float64
+	Lo, Hi  float64 // standardized range seen in training
 }
 
 // maxInputs bounds the number of columns: every feature's value and mask.
@@ -49,11 +55,19 @@ func fitColumns(xs []Vector) []column {
 			}
 		}
 		if std := math.Sqrt(ss / cnt); std > minStd {
-			vals = append(vals, column{Feature: f, Mean: mean, Std: std})
+			c := column{Feature: f, Mean: mean, Std: std, Lo: math.Inf(1), Hi: math.Inf(-1)}
+			for i := range xs {
+				if x, ok := xs[i].Get(f); ok {
+					z := (x - mean) / std
+					c.Lo, c.Hi = math.Min(c.Lo, z), math.Max(c.Hi, z)
+				}
+			}
+			vals = append(vals, c)
 		}
 		if cnt < n {
 			p := cnt / n
-			masks = append(masks, column{Feature: f, Mask: true, Mean: p, Std: math.Sqrt(p * (1 - p))})
+			std := math.Sqrt(p * (1 - p))
+			masks = append(masks, column{Feature: f, Mask: true, Mean: p, Std: std, Lo: -p / std, Hi: (1 - p) / std})
 		}
 	}
 	return append(vals, masks...)
@@ -74,7 +88,13 @@ func encode(dst []float64, v *Vector, cols []column) {
 			dst[i] = 0
 			continue
 		}
-		dst[i] = (x - c.Mean) / c.Std
+		z := (x - c.Mean) / c.Std
+		if z < c.Lo {
+			z = c.Lo
+		} else if z > c.Hi {
+			z = c.Hi
+		}
+		dst[i] = z
 	}
 }
 
@@ -97,6 +117,9 @@ func validateColumns(cols []column) error {
 		seen[k] = true
 		if !finite(c.Mean) || !finite(c.Std) || c.Std <= 0 {
 			return fmt.Errorf("input %d (%s): mean %g, std %g: want finite numbers and std > 0", i, c.Feature, c.Mean, c.Std)
+		}
+		if !finite(c.Lo) || !finite(c.Hi) || c.Lo > c.Hi {
+			return fmt.Errorf("input %d (%s): range [%g, %g]: want finite bounds, lo ≤ hi", i, c.Feature, c.Lo, c.Hi)
 		}
 	}
 	return nil

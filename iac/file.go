@@ -37,9 +37,10 @@ type fileEnvelope struct {
 }
 
 type fileModel struct {
-	Info   ModelInfo   `json:"info"`
-	Inputs []fileInput `json:"inputs"`
-	Layers []fileLayer `json:"layers"`
+	Info        ModelInfo   `json:"info"`
+	Inputs      []fileInput `json:"inputs"`
+	Layers      []fileLayer `json:"layers"`
+	MaxSlowdown float64     `json:"max_slowdown"` // predictions are capped at it
 }
 
 type fileInput struct {
@@ -47,6 +48,8 @@ type fileInput struct {
 	Mask    bool    `json:"mask,omitempty"`
 	Mean    float64 `json:"mean"`
 	Std     float64 `json:"std"`
+	Lo      float64 `json:"lo"` // standardized range seen in training: inputs are clamped to it
+	Hi      float64 `json:"hi"`
 }
 
 // fileLayer stores W input-major: W[k*Out+j] weighs input k into unit j.
@@ -72,9 +75,9 @@ func Encode(w io.Writer, m *MLP) error {
 }
 
 func marshal(m *MLP) ([]byte, error) {
-	fm := fileModel{Info: m.info}
+	fm := fileModel{Info: m.info, MaxSlowdown: m.maxSlowdown}
 	for _, c := range m.cols {
-		fm.Inputs = append(fm.Inputs, fileInput{Feature: c.Feature.String(), Mask: c.Mask, Mean: c.Mean, Std: c.Std})
+		fm.Inputs = append(fm.Inputs, fileInput{Feature: c.Feature.String(), Mask: c.Mask, Mean: c.Mean, Std: c.Std, Lo: c.Lo, Hi: c.Hi})
 	}
 	for _, l := range m.layers {
 		fm.Layers = append(fm.Layers, fileLayer{In: l.In, Out: l.Out, W: l.W, B: l.B})
@@ -129,13 +132,13 @@ func Decode(r io.Reader, name string) (*MLP, error) {
 	if err := mdec.Decode(&fm); err != nil {
 		return nil, bad("model: %v", err)
 	}
-	m := &MLP{info: fm.Info}
+	m := &MLP{info: fm.Info, maxSlowdown: fm.MaxSlowdown}
 	for i, in := range fm.Inputs {
 		f, ok := FeatureByName(in.Feature)
 		if !ok {
 			return nil, bad("input %d: unknown feature %q", i, in.Feature)
 		}
-		m.cols = append(m.cols, column{Feature: f, Mask: in.Mask, Mean: in.Mean, Std: in.Std})
+		m.cols = append(m.cols, column{Feature: f, Mask: in.Mask, Mean: in.Mean, Std: in.Std, Lo: in.Lo, Hi: in.Hi})
 	}
 	for _, l := range fm.Layers {
 		m.layers = append(m.layers, layer{In: l.In, Out: l.Out, W: l.W, B: l.B})

@@ -13,12 +13,16 @@ const MaxWidth = 256
 
 // MLP is the default interference predictor: standardized inputs, hidden
 // layers with ReLU, and one output z mapped to Ŝ = 1 + softplus(z), so it
-// never predicts a speed-up. An MLP is immutable once built (by [Train],
+// never predicts a speed-up, capped at the worst slowdown it was trained on. An MLP is immutable once built (by [Train],
 // [Decode] or [Default]) and safe for concurrent use.
 type MLP struct {
 	cols   []column
 	layers []layer // the hidden layers, then the output layer (Out = 1)
-	info   ModelInfo
+	// maxSlowdown caps predictions at the worst slowdown of the training
+	// data: with the inputs clamped to their training range, the model
+	// answers only within what it has seen.
+	maxSlowdown float64
+	info        ModelInfo
 }
 
 // layer is a dense layer: out = Wᵀ·in + B, W input-major (In×Out).
@@ -41,7 +45,7 @@ func (m *MLP) Slowdown(victim, aggressor *elastico.Profile) float64 {
 func (m *MLP) Predict(v *Vector) float64 {
 	var in [maxInputs]float64
 	encode(in[:], v, m.cols)
-	return m.forward(in[:len(m.cols)])
+	return min(m.forward(in[:len(m.cols)]), m.maxSlowdown)
 }
 
 // SlowdownBatch fills dst[i] with Slowdown(victims[i], aggressors[i]) and
@@ -125,6 +129,10 @@ func sigmoid(z float64) float64 {
 	return e / (1 + e)
 }
 
+// MaxSlowdown returns the cap on predictions: the worst slowdown in the
+// training data.
+func (m *MLP) MaxSlowdown() float64 { return m.maxSlowdown }
+
 // Info describes how the model was trained.
 func (m *MLP) Info() ModelInfo { return m.info }
 
@@ -183,6 +191,9 @@ func (m *MLP) validate() error {
 	}
 	if in != 1 {
 		return fmt.Errorf("output layer has width %d, want 1", in)
+	}
+	if !finite(m.maxSlowdown) || m.maxSlowdown < 1 {
+		return fmt.Errorf("maximum slowdown %g, want a finite number ≥ 1", m.maxSlowdown)
 	}
 	return nil
 }

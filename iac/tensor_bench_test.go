@@ -19,7 +19,7 @@ import (
 func benchColumns(d int) []column {
 	cols := make([]column, d)
 	for i := range cols {
-		cols[i] = column{Feature: Feature(i), Mean: 0, Std: 1}
+		cols[i] = column{Feature: Feature(i), Mean: 0, Std: 1, Lo: -10, Hi: 10}
 	}
 	return cols
 }

@@ -227,7 +227,11 @@ func Train(samples []Sample, cfg TrainConfig, rng *rand.Rand) (*MLP, error) {
 	info.Label = c.Label
 	info.Config = c
 	info.Config.Label = "" // it is info.Label
-	return &MLP{cols: cols, layers: t.net, info: info}, nil
+	worst := 1.0
+	for i := range samples {
+		worst = max(worst, samples[i].Slowdown)
+	}
+	return &MLP{cols: cols, layers: t.net, maxSlowdown: worst, info: info}, nil
 }
 
 func checkSamples(samples []Sample) error {

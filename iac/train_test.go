@@ -149,3 +149,22 @@ func TestSplitKeepsGroupsTogether(t *testing.T) {
 		}
 	}
 }
+
+func TestPredictionsDoNotExtrapolate(t *testing.T) {
+	m := trainQuick(t, 1)
+	d := synthetic(4, 4, 1)
+	a, b := d.Profiles[0], d.Profiles[5]
+	edge := m.Slowdown(&a, &b)
+	// Far outside every training value: the inputs are clamped to the
+	// training range, so the prediction is one the model could make there.
+	a.Params, a.Throughput, a.Config.BatchSize = 1e15, 1e9, 1<<20
+	far := m.Slowdown(&a, &b)
+	a.Params, a.Throughput, a.Config.BatchSize = 1e30, 1e30, 1<<40
+	farther := m.Slowdown(&a, &b)
+	if far != farther {
+		t.Errorf("prediction keeps moving outside the training range: %g, then %g", far, farther)
+	}
+	if math.IsNaN(edge) || far < 1 {
+		t.Errorf("predictions %g, %g", edge, far)
+	}
+}

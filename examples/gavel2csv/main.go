@@ -57,6 +57,8 @@ func run(gpu, dir string) error {
 		}
 	}
 	fmt.Printf("%s: %d profiles, %d pairs (%d directions with speed ≥ 1) → %s\n", d.Name, len(d.Profiles), len(d.Pairs), d.Capped(), dir)
+	mape, n := gaveldata.NeighbourMAPE(d)
+	fmt.Printf("smoothness: predicting each of %d directions by its batch-size neighbours misses by %.1f %% (MAPE)\n", n, mape)
 	return nil
 }
 

@@ -39,6 +39,9 @@ package gaveldata
 
 import (
 	"fmt"
+	"maps"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/elastico/elastico"
@@ -205,4 +208,75 @@ func FromTable(all gavel.Throughputs, gpu string) (*iac.Dataset, error) {
 		return nil, fmt.Errorf("gaveldata: %w", err)
 	}
 	return d, nil
+}
+
+// NeighbourMAPE measures how smooth a dataset's slowdowns are in batch size,
+// which bounds what any model of Gavel's features can reach in
+// distribution: each measured direction (victim, aggressor) is predicted by
+// the mean measured slowdown of its neighbours, the same aggressor next to
+// the victim's family at the adjacent batch sizes and the same victim next
+// to the aggressor's, and the result is the mean absolute percentage error
+// of those predictions (percent) over the n directions that have a
+// measured neighbour. Neighbours share a family and a GPU type.
+func NeighbourMAPE(d *iac.Dataset) (mape float64, n int) {
+	type key struct{ family, gpu string }
+	groups := map[key][]int{}
+	for i := range d.Profiles {
+		p := &d.Profiles[i]
+		k := key{p.Family, p.Hardware.GPUModel}
+		groups[k] = append(groups[k], i)
+	}
+	neighbours := make([][]int, len(d.Profiles))
+	for _, g := range groups {
+		slices.SortFunc(g, func(a, b int) int { return d.Profiles[a].Config.BatchSize - d.Profiles[b].Config.BatchSize })
+		for k, i := range g {
+			if k > 0 {
+				neighbours[i] = append(neighbours[i], g[k-1])
+			}
+			if k+1 < len(g) {
+				neighbours[i] = append(neighbours[i], g[k+1])
+			}
+		}
+	}
+	slow := map[[2]int]float64{}
+	for _, p := range d.Pairs {
+		if p.SpeedA > 0 {
+			slow[[2]int{p.A, p.B}] = iac.SlowdownOf(p.SpeedA)
+		}
+		if p.SpeedB > 0 {
+			slow[[2]int{p.B, p.A}] = iac.SlowdownOf(p.SpeedB)
+		}
+	}
+	keys := slices.SortedFunc(maps.Keys(slow), func(a, b [2]int) int {
+		if a[0] != b[0] {
+			return a[0] - b[0]
+		}
+		return a[1] - b[1]
+	})
+	var sum float64
+	for _, k := range keys {
+		var s, c float64
+		for _, v := range neighbours[k[0]] {
+			if x, ok := slow[[2]int{v, k[1]}]; ok {
+				s += x
+				c++
+			}
+		}
+		for _, a := range neighbours[k[1]] {
+			if x, ok := slow[[2]int{k[0], a}]; ok {
+				s += x
+				c++
+			}
+		}
+		if c == 0 {
+			continue
+		}
+		y := slow[k]
+		sum += math.Abs(s/c-y) / y
+		n++
+	}
+	if n == 0 {
+		return math.NaN(), 0
+	}
+	return 100 * sum / float64(n), n
 }
