@@ -15,9 +15,13 @@
 // interference check. Every pair found predicted above the tolerance τ(t)
 // (Eq. 11) adds Δ to the penalty of the victim's configuration and is kept
 // apart in the next rounds' placements, where neither job is sticky to the
-// GPU it violated on; the loop stops at the first round without a
-// violation. What is left is resolved by re-placing with the pairs kept
-// apart, then by deferring the newcomer of each pair: the plan never
+// GPU it violated on. A round's violations are first repaired directly: its
+// jobs are placed again under the configurations they chose, with the
+// pairs kept apart; when that leaves no job out and no pair above
+// tolerance, no further round of prices is needed. The loop stops at the
+// first round without a violation (or with all of them repaired). What is
+// left is resolved by re-placing with the pairs kept apart, then by
+// deferring the newcomer of each pair: the plan never
 // co-locates a pair predicted above tolerance, never exceeds a GPU's or
 // node's capacity, and never runs a job below its floor. A running job
 // whose new configuration finds no room keeps its old one where it runs

@@ -62,6 +62,8 @@ type epoch struct {
 
 	best      result // the best feasible plan so far
 	cur       result // the round in progress
+	alt       result // the round's repair (see repair)
+	nextID    uint32 // the last result id given
 	prev      result // the last placement, where the next one starts
 	hasPrev   bool
 	unplaced  int    // items the last placement left out
@@ -102,6 +104,9 @@ type result struct {
 	prices elastico.Vector
 	slab   []elastico.GPURef
 	score  float64
+	// id numbers the placements of the epoch (0: none); repairOf is the id
+	// of the result a violation-free repair separated the pairs of.
+	id, repairOf uint32
 }
 
 type violation struct {
@@ -131,6 +136,9 @@ func (e *epoch) release() {
 func (e *epoch) init(s *Scheduler, st *elastico.State) {
 	e.s, e.cfg, e.st = s, &s.cfg, st
 	e.truncated = false
+	for _, r := range []*result{&e.best, &e.cur, &e.alt} {
+		r.id, r.repairOf = 0, 0
+	}
 	e.hasPrev = false
 	e.violated = e.violated[:0]
 	e.stats = elastico.Stats{}
@@ -213,6 +221,7 @@ func (e *epoch) statusQuo() {
 	b.code = grow(b.code, n)
 	b.reason = grow(b.reason, n)
 	b.prices = e.st.Carry.Prices
+	b.id, b.repairOf = 0, 0
 	acc := e.account()
 	for j := range e.jobs {
 		js := &e.jobs[j]
@@ -315,8 +324,68 @@ func (e *epoch) round(ctx context.Context, m int, prices *elastico.Vector) (bool
 			e.penalize(r, int32(j))
 		}
 	}
-	e.keep()
+	cost := e.violationCost(r)
+	if !e.settled && m < e.cfg.Rounds {
+		ok, err := e.repair(ctx, m)
+		if err != nil {
+			return false, err
+		}
+		if ok {
+			e.cur, e.alt = e.alt, e.cur
+			cost = 0
+			e.settled = true
+		}
+	}
+	e.keep(cost)
+	if !e.settled && e.alt.repairOf != 0 && e.alt.repairOf == e.best.id && e.alt.score > e.best.score {
+		// Keeping the pairs apart lost less than deferring would.
+		e.best, e.alt = e.alt, e.best
+	}
 	return true, nil
+}
+
+// repair re-places the jobs the round placed, each under the configuration
+// it was placed under, with the violating pairs kept apart, into e.alt. It
+// reports whether that placed every one of them and left no pair above
+// tolerance: the round's violations are then resolved without another
+// round of prices, which could only reshape jobs that need not change (the
+// victims' penalties still reach the next epoch through the Carry). A
+// violation-free repair that lost a job stays in e.alt, marked as the
+// repair of the round's result, for resolve to use.
+func (e *epoch) repair(ctx context.Context, m int) (bool, error) {
+	r, nr := &e.cur, &e.alt
+	t := e.s.cfg.Clock()
+	e.buildItems(func(j int) int32 {
+		if r.gpus[j] == nil {
+			return -1
+		}
+		return r.choice[j]
+	})
+	err := e.s.placer.Place(ctx, &e.req, &e.place)
+	t = e.since(t, &e.stats.Placement)
+	if err != nil {
+		if cut(ctx, err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("pds: round %d: separating pairs: placer: %w", m, err)
+	}
+	if err := e.takePlacement(nr, m); err != nil {
+		return false, err
+	}
+	for j := range e.jobs {
+		if e.jobItem[j] < 0 {
+			nr.code[j], nr.reason[j] = r.code[j], r.reason[j]
+		}
+	}
+	nr.prices = r.prices
+	e.check(nr)
+	e.since(t, &e.stats.Interference)
+	e.stats.Violations += len(e.viol)
+	if len(e.viol) > 0 {
+		return false, nil
+	}
+	nr.repairOf = r.id
+	return nr.score >= r.score, nil
 }
 
 // choiceFamily returns job j's chosen family index this round, or -1.
@@ -380,6 +449,8 @@ func (e *epoch) takePlacement(r *result, m int) error {
 	r.code = grow(r.code, n)
 	r.reason = grow(r.reason, n)
 	r.slab = r.slab[:0]
+	e.nextID++
+	r.id, r.repairOf = e.nextID, 0
 	e.unplaced = 0
 	if len(e.place.GPUs) != len(e.items) || len(e.place.Reasons) != len(e.items) {
 		return fmt.Errorf("pds: round %d: placer answered %d GPU sets and %d reasons for %d items", m, len(e.place.GPUs), len(e.place.Reasons), len(e.items))
@@ -545,10 +616,11 @@ func (e *epoch) remember(r *result) {
 	e.hasPrev = true
 }
 
-// keep makes e.cur, whose violations are in e.viol, the best result so far
-// if it scores at least as well (later rounds win ties: they know more).
-func (e *epoch) keep() {
-	e.cur.score -= e.violationCost(&e.cur)
+// keep makes e.cur the best result so far if it scores at least as well,
+// less cost, what deferring one job of each of its violating pairs would
+// lose (later rounds win ties: they know more).
+func (e *epoch) keep(cost float64) {
+	e.cur.score -= cost
 	if e.cur.score >= e.best.score {
 		e.best, e.cur = e.cur, e.best
 	}
