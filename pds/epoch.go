@@ -23,7 +23,10 @@ type epoch struct {
 	overs   float64
 	maxJobs int
 
+	// gpuRef locates each GPU by ID, built for the GPUs (in order) gpuIDs
+	// lists: kept while the cluster's GPUs stay the same.
 	gpuRef    map[string]elastico.GPURef
+	gpuIDs    []string
 	nodeFirst []int32 // global number of each node's first GPU
 	gpuNode   []int32
 	ngpu      int
@@ -38,6 +41,11 @@ type epoch struct {
 	// Current residents of each GPU (jobs, from the State's assignments),
 	// as a CSR over global GPU numbers.
 	curOff, curRes []int32
+	curSlab        []elastico.GPURef // the jobs' curGPUs
+	sq             []float64         // see statusQuoPairs
+	sqOff          []int32
+	fill           []int32           // scratch for building a CSR
+	lgpus          []rst.LaunchGPU   // scratch for launch
 
 	market  elastico.Market
 	options []elastico.Option // every bidder's options, flat
@@ -130,7 +138,6 @@ func (e *epoch) release() {
 	clear(e.items)
 	clear(e.best.gpus)
 	e.memo.reset(nil, nil)
-	e.gpuRef = nil
 }
 
 func (e *epoch) init(s *Scheduler, st *elastico.State) {
@@ -147,7 +154,7 @@ func (e *epoch) init(s *Scheduler, st *elastico.State) {
 		e.overs, e.maxJobs = p.Config().Oversubscription, p.Config().MaxJobsPerGPU
 	}
 	cl := &st.Cluster
-	e.gpuRef = cl.Index()
+	e.index(cl)
 	e.capacity = cl.Capacity()
 	for r, c := range e.capacity {
 		e.invCap[r] = 1 / c // +Inf for none: any demand there is infinite
@@ -166,6 +173,33 @@ func (e *epoch) init(s *Scheduler, st *elastico.State) {
 	e.avoid = e.avoid[:0]
 	e.viol = e.viol[:0]
 	e.memo.reset(s.pred, e)
+}
+
+// index makes gpuRef the cluster's, reusing the last one when its GPUs
+// have the same IDs in the same order (a map of every GPU is a measurable
+// part of an epoch).
+func (e *epoch) index(cl *elastico.Cluster) {
+	same := e.gpuRef != nil && len(e.gpuIDs) == cl.NumGPUs()
+	g := 0
+	for i := 0; same && i < len(cl.Nodes); i++ {
+		for k := range cl.Nodes[i].GPUs {
+			if cl.Nodes[i].GPUs[k].ID != e.gpuIDs[g] {
+				same = false
+				break
+			}
+			g++
+		}
+	}
+	if same {
+		return
+	}
+	e.gpuRef = cl.Index()
+	e.gpuIDs = e.gpuIDs[:0]
+	for i := range cl.Nodes {
+		for k := range cl.Nodes[i].GPUs {
+			e.gpuIDs = append(e.gpuIDs, cl.Nodes[i].GPUs[k].ID)
+		}
+	}
 }
 
 func (e *epoch) global(r elastico.GPURef) int32 { return e.nodeFirst[r.Node] + int32(r.GPU) }
@@ -433,9 +467,9 @@ func (e *epoch) buildItems(fam func(int) int32) {
 	switch {
 	case e.s.pred == nil:
 	case e.s.ownPlacer && e.tau > e.cfg.Tolerance.Tau0:
-		pred = scaled{e.s.pred, e.cfg.Tolerance.Tau0 / e.tau}
+		pred = scaled{e.memo.placerPredictor(), e.cfg.Tolerance.Tau0 / e.tau}
 	default:
-		pred = e.s.pred
+		pred = e.memo.placerPredictor()
 	}
 	e.req = elastico.PlacementRequest{Cluster: &e.st.Cluster, Items: e.items, Predictor: pred}
 }
@@ -684,6 +718,20 @@ func over(x, c float64) bool { return x > c+slack*math.Max(1, c) }
 func (a *account) add(gs []elastico.GPURef, p *elastico.Profile) string {
 	d := &p.Demand
 	cl := &a.e.st.Cluster
+	if len(gs) == 1 {
+		// One replica (most jobs): the checks below, without the loops.
+		r := gs[0]
+		g := a.e.nodeFirst[r.Node] + int32(r.GPU)
+		hw := &cl.Nodes[r.Node].GPUs[r.GPU]
+		n := &cl.Nodes[r.Node]
+		sm, mem, cpu, ram := a.sm[g]+d.SM, a.mem[g]+d.GPUMemory, a.cpu[r.Node]+d.CPU, a.ram[r.Node]+d.RAM
+		if !over(sm, a.e.overs) && !over(mem, hw.Memory) && (hw.Shared || a.jobs[g] == 0) &&
+			(a.e.maxJobs <= 0 || int(a.jobs[g]) < a.e.maxJobs) && !over(cpu, n.CPU) && !over(ram, n.RAM) {
+			a.sm[g], a.mem[g], a.cpu[r.Node], a.ram[r.Node] = sm, mem, cpu, ram
+			a.jobs[g]++
+			return ""
+		}
+	}
 	for k, r := range gs {
 		g := a.e.global(r)
 		hw := a.e.gpuOf(g)

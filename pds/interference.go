@@ -14,26 +14,41 @@ import (
 // pairs kept apart before it defers what is left.
 const resolveRounds = 2
 
-// memo remembers the predictor's answers for the epoch: the same pair is
-// asked for by Γ, every round's check, the resolution and the decisions.
-// A profile is named by its job's number and its index in the family,
-// packed with the other's into one uint64 key.
+// memo remembers the predictor's answers: the same pair is asked for by
+// Γ, every round's check, the resolution and the decisions. A profile is
+// known by a number, per slot (job j's family index k is slot base[j]+k):
+// with a cacheable predictor, its number in the cache, whose answers
+// outlive the epoch; otherwise its slot, and the answers last one epoch.
 type memo struct {
-	p    elastico.Predictor
-	e    *epoch
-	base []uint32 // id of job j's first profile
-	m    map[uint64]float64
+	p     elastico.Predictor
+	e     *epoch
+	base  []uint32 // slot of job j's first profile
+	pid   []uint32 // per slot: the profile's number (0: not asked yet)
+	m     map[uint64]float64
+	own   map[uint64]float64 // m when there is no cache
+	c     *predCache         // nil: no cache
+	calls int                // questions the predictor answered this epoch
 }
 
 func (m *memo) reset(p elastico.Predictor, e *epoch) {
 	m.p, m.e = p, e
-	if m.m == nil {
-		m.m = make(map[uint64]float64)
-	} else {
-		clear(m.m)
-	}
+	m.calls = 0
 	if e == nil {
 		return
+	}
+	if p != nil && cacheable(p) {
+		if m.c == nil {
+			m.c = &predCache{}
+		}
+		m.c.begin()
+		m.m = m.c.pairs
+	} else {
+		if m.own == nil {
+			m.own = make(map[uint64]float64)
+		} else {
+			clear(m.own)
+		}
+		m.m = m.own
 	}
 	m.base = grow(m.base, len(e.st.Jobs))
 	id := uint32(0)
@@ -41,23 +56,45 @@ func (m *memo) reset(p elastico.Predictor, e *epoch) {
 		m.base[j] = id
 		id += uint32(len(e.st.Jobs[j].Family))
 	}
+	m.pid = grow(m.pid, int(id))
 }
 
 func (m *memo) on() bool { return m.p != nil }
 
+// id returns the number of job j's profile k.
+func (m *memo) id(j, k int32) uint32 {
+	s := m.base[j] + uint32(k)
+	if id := m.pid[s]; id != 0 {
+		return id
+	}
+	id := s + 1
+	if m.c != nil {
+		id = m.c.id(&m.e.st.Jobs[j].Family[k])
+	}
+	m.pid[s] = id
+	return id
+}
+
 // slowdown returns Ŝ of job jv under family index kv beside job ja under
-// ka. A NaN from the predictor counts as +Inf (never safe), a value below
-// 1 as 1.
+// ka.
 func (m *memo) slowdown(jv, kv, ja, ka int32) float64 {
 	if m.p == nil {
 		return 1
 	}
-	key := uint64(m.base[jv]+uint32(kv))<<32 | uint64(m.base[ja]+uint32(ka))
+	jobs := m.e.st.Jobs
+	return m.ask(m.id(jv, kv), m.id(ja, ka), &jobs[jv].Family[kv], &jobs[ja].Family[ka])
+}
+
+// ask returns the answer for the profiles numbered v and a, asking the
+// predictor if it is not known. A NaN from the predictor counts as +Inf
+// (never safe), a value below 1 as 1.
+func (m *memo) ask(v, a uint32, pv, pa *elastico.Profile) float64 {
+	key := uint64(v)<<32 | uint64(a)
 	if s, ok := m.m[key]; ok {
 		return s
 	}
-	jobs := m.e.st.Jobs
-	s := m.p.Slowdown(&jobs[jv].Family[kv], &jobs[ja].Family[ka])
+	m.calls++
+	s := m.p.Slowdown(pv, pa)
 	switch {
 	case math.IsNaN(s):
 		s = math.Inf(1)
@@ -66,6 +103,22 @@ func (m *memo) slowdown(jv, kv, ja, ka int32) float64 {
 	}
 	m.m[key] = s
 	return s
+}
+
+// placerPredictor answers the placer's tie-breaks from the cache; without
+// one, they go to the predictor (they name profiles, not slots, and are
+// rarely asked twice in an epoch).
+func (m *memo) placerPredictor() elastico.Predictor {
+	if m.c == nil {
+		return m.p
+	}
+	return cachedPredictor{m}
+}
+
+type cachedPredictor struct{ m *memo }
+
+func (c cachedPredictor) Slowdown(v, a *elastico.Profile) float64 {
+	return c.m.ask(c.m.c.id(v), c.m.c.id(a), v, a)
 }
 
 // residents builds, for result r, the jobs on each GPU (CSR in e.resOff,
@@ -81,7 +134,8 @@ func (e *epoch) residents(r *result) {
 		e.resOff[g+1] += e.resOff[g]
 	}
 	e.resJobs = grow(e.resJobs, int(e.resOff[e.ngpu]))
-	fill := make([]int32, e.ngpu)
+	e.fill = grow(e.fill, e.ngpu)
+	fill := e.fill
 	for j, gs := range r.gpus {
 		for _, ref := range gs {
 			g := e.global(ref)
@@ -104,6 +158,18 @@ func (e *epoch) check(r *result) {
 	for g := range int32(e.ngpu) {
 		on := e.on(g)
 		if len(on) < 2 {
+			continue
+		}
+		if e.asBefore(r, g, on) {
+			cur := e.curRes[e.curOff[g]:e.curOff[g+1]]
+			sq := e.sq[e.sqOff[g]:]
+			for x, a := range cur {
+				for y, b := range cur {
+					if x != y && sq[x*len(cur)+y] > e.tau {
+						e.viol = append(e.viol, violation{victim: a, aggressor: b, gpu: g, slowdown: sq[x*len(cur)+y]})
+					}
+				}
+			}
 			continue
 		}
 		for _, a := range on {

@@ -32,7 +32,8 @@ func (e *epoch) buildMarket() {
 			nref += len(a.GPUs)
 		}
 	}
-	slab := make([]elastico.GPURef, nref)
+	e.curSlab = grow(e.curSlab, nref)
+	slab := e.curSlab
 	e.curOff = grow(e.curOff, e.ngpu+1)
 	for j := range st.Jobs {
 		job := &st.Jobs[j]
@@ -59,7 +60,8 @@ func (e *epoch) buildMarket() {
 		e.curOff[g+1] += e.curOff[g]
 	}
 	e.curRes = grow(e.curRes, int(e.curOff[e.ngpu]))
-	fill := make([]int32, e.ngpu)
+	e.fill = grow(e.fill, e.ngpu)
+	fill := e.fill
 	for j := range e.jobs {
 		for _, r := range e.jobs[j].curGPUs {
 			g := e.global(r)
@@ -212,11 +214,8 @@ func (e *epoch) buildMarket() {
 	// Γ's interference term: predictions, so timed as interference.
 	if e.memo.on() {
 		t := e.s.cfg.Clock()
-		for j := range e.jobs {
-			if js := &e.jobs[j]; js.running && js.n > 0 {
-				e.interferencePenalty(int32(j))
-			}
-		}
+		e.statusQuoPairs()
+		e.interferencePenalties()
 		e.since(t, &e.stats.Interference)
 	}
 
@@ -238,33 +237,97 @@ func (e *epoch) buildMarket() {
 // co-located job, the largest cost of an epoch at scale.
 const nearTolerance = 0.8
 
-// interferencePenalty adds α·Σ max(0, Ŝ − τ), both ways round, against
-// each of running job j's current co-runners whose pair is near or above
-// tolerance, to every option of j.
-func (e *epoch) interferencePenalty(j int32) {
-	js := &e.jobs[j]
-	var seen [8]int32
-	others := seen[:0]
-	for _, r := range js.curGPUs {
-		g := e.global(r)
-		for _, i := range e.curRes[e.curOff[g]:e.curOff[g+1]] {
-			if i != j && !slices.Contains(others, i) {
-				others = append(others, i)
+// interferencePenalties adds α·Σ max(0, Ŝ − τ), both ways round, to
+// every option of a running job, against each of its current co-runners
+// whose pair is near or above tolerance (once per pair, on the first GPU
+// the two share).
+func (e *epoch) interferencePenalties() {
+	near := 1 + nearTolerance*(e.tau-1)
+	for g := range int32(e.ngpu) {
+		on := e.curRes[e.curOff[g]:e.curOff[g+1]]
+		if len(on) < 2 {
+			continue
+		}
+		sq := e.sq[e.sqOff[g]:]
+		n := len(on)
+		for x, a := range on {
+			for y := x + 1; y < n; y++ {
+				b := on[y]
+				if sq[x*n+y] <= near && sq[y*n+x] <= near || e.sharedBefore(a, b, g) {
+					continue
+				}
+				e.pairPenalty(a, b)
+				e.pairPenalty(b, a)
 			}
 		}
 	}
-	near := 1 + nearTolerance*(e.tau-1)
-	for _, i := range others {
-		other := &e.jobs[i]
-		if e.memo.slowdown(j, js.cur, i, other.cur) <= near && e.memo.slowdown(i, other.cur, j, js.cur) <= near {
-			continue
-		}
-		for o := js.first; o < js.first+js.n; o++ {
-			k := e.optFam[o]
-			x := math.Max(0, e.memo.slowdown(j, k, i, other.cur)-e.tau) + math.Max(0, e.memo.slowdown(i, other.cur, j, k)-e.tau)
-			e.base[o] += e.cfg.Alpha * x
+}
+
+// sharedBefore reports whether running jobs a and b share a GPU numbered
+// below g.
+func (e *epoch) sharedBefore(a, b, g int32) bool {
+	for _, r := range e.jobs[a].curGPUs {
+		if h := e.global(r); h < g && slices.Contains(e.jobs[b].curGPUs, r) {
+			return true
 		}
 	}
+	return false
+}
+
+// pairPenalty adds to every option of running job j its interference with
+// running job i under i's current configuration.
+func (e *epoch) pairPenalty(j, i int32) {
+	js, other := &e.jobs[j], &e.jobs[i]
+	for o := js.first; o < js.first+js.n; o++ {
+		k := e.optFam[o]
+		x := math.Max(0, e.memo.slowdown(j, k, i, other.cur)-e.tau) + math.Max(0, e.memo.slowdown(i, other.cur, j, k)-e.tau)
+		e.base[o] += e.cfg.Alpha * x
+	}
+}
+
+// statusQuoPairs predicts, for every GPU, the slowdowns between the jobs
+// the State runs on it, under their current configurations: Γ reads them,
+// and so do the rounds' checks and the decisions wherever a GPU keeps its
+// residents (most of them, most epochs), without asking the memo again.
+// The n residents of GPU g (curRes) have their n×n slowdowns at
+// sq[sqOff[g]:], victim-major.
+func (e *epoch) statusQuoPairs() {
+	e.sqOff = grow(e.sqOff, e.ngpu+1)
+	for g := range e.ngpu {
+		n := e.curOff[g+1] - e.curOff[g]
+		e.sqOff[g+1] = e.sqOff[g] + n*n
+	}
+	e.sq = grow(e.sq, int(e.sqOff[e.ngpu]))
+	for g := range int32(e.ngpu) {
+		on := e.curRes[e.curOff[g]:e.curOff[g+1]]
+		if len(on) < 2 {
+			continue
+		}
+		sq := e.sq[e.sqOff[g]:]
+		for x, a := range on {
+			for y, b := range on {
+				if x != y {
+					sq[x*len(on)+y] = e.memo.slowdown(a, e.jobs[a].cur, b, e.jobs[b].cur)
+				}
+			}
+		}
+	}
+}
+
+// asBefore reports whether r puts on GPU g exactly the jobs the State
+// runs there (on), each under its current configuration: then the
+// slowdowns among them are statusQuoPairs'.
+func (e *epoch) asBefore(r *result, g int32, on []int32) bool {
+	cur := e.curRes[e.curOff[g]:e.curOff[g+1]]
+	if len(on) != len(cur) || len(e.sqOff) == 0 {
+		return false
+	}
+	for _, a := range on {
+		if r.choice[a] != e.jobs[a].cur || !slices.Contains(cur, a) {
+			return false
+		}
+	}
+	return true
 }
 
 // admit spends the reserved headroom (Eq. 12): waiting jobs that the

@@ -9,14 +9,58 @@ import (
 )
 
 // plan turns the best result into the Plan: decisions, actions with
-// launch parameters, what to carry, statistics.
+// launch parameters, what to carry, statistics. The assignments and their
+// GPU IDs are cut from two slabs, and the actions counted before they are
+// made: at scale, the Plan's allocations were a tenth of an epoch.
 func (e *epoch) plan() *elastico.Plan {
 	b := &e.best
 	n := len(e.jobs)
 	p := &elastico.Plan{Decisions: make([]elastico.Decision, n)}
 	e.residents(b)
 
-	var preempt, move, start []elastico.Action
+	// Count what the slabs hold: an assignment per placed job and per
+	// action's From, and their GPU IDs.
+	nAssign, nIDs, nActions := 0, 0, 0
+	for j := range e.jobs {
+		js := &e.jobs[j]
+		if b.gpus[j] != nil {
+			nAssign++
+			nIDs += len(b.gpus[j])
+		}
+		if js.running && !e.unchanged(int32(j)) {
+			nAssign++
+			nIDs += len(js.job.Running.GPUs)
+		}
+		if !js.running && b.gpus[j] != nil || js.running && !e.unchanged(int32(j)) {
+			nActions++
+		}
+	}
+	assigns := make([]elastico.Assignment, nAssign)
+	ids := make([]string, nIDs)
+	cut := func(a *elastico.Assignment) *elastico.Assignment {
+		to := &assigns[0]
+		assigns = assigns[1:]
+		to.ConfigID = a.ConfigID
+		to.GPUs = ids[:len(a.GPUs):len(a.GPUs)]
+		ids = ids[len(a.GPUs):]
+		copy(to.GPUs, a.GPUs)
+		return to
+	}
+	actions := make([]elastico.Action, nActions)
+	// Preemptions first, then reconfigurations and migrations, then
+	// starts, each in the State's order.
+	nPre, nMove := 0, 0
+	for j := range e.jobs {
+		if e.jobs[j].running && !e.unchanged(int32(j)) {
+			if b.gpus[j] == nil {
+				nPre++
+			} else {
+				nMove++
+			}
+		}
+	}
+	pre, move, start := actions[:0:nPre], actions[nPre:nPre:nPre+nMove], actions[nPre+nMove:nPre+nMove]
+
 	for j := range e.jobs {
 		js := &e.jobs[j]
 		job := js.job
@@ -26,50 +70,74 @@ func (e *epoch) plan() *elastico.Plan {
 		if b.gpus[j] == nil {
 			d.Status = e.whyWaiting(int32(j))
 			if js.running {
-				preempt = append(preempt, elastico.Action{Kind: elastico.Preempt, JobID: job.ID, From: cloneAssignment(job.Running)})
+				pre = append(pre, elastico.Action{Kind: elastico.Preempt, JobID: job.ID, From: cut(job.Running)})
 			}
 			continue
 		}
 		prof := &job.Family[b.choice[j]]
-		to := &elastico.Assignment{ConfigID: prof.Config.ID, GPUs: make([]string, len(b.gpus[j]))}
+		to := &assigns[0]
+		assigns = assigns[1:]
+		to.ConfigID = prof.Config.ID
+		to.GPUs = ids[:len(b.gpus[j]):len(b.gpus[j])]
+		ids = ids[len(b.gpus[j]):]
 		for k, r := range b.gpus[j] {
 			to.GPUs[k] = e.st.Cluster.Nodes[r.Node].GPUs[r.GPU].ID
 		}
 		d.Assignment = to
 		d.Status = elastico.Status{Code: elastico.Scheduled}
 		d.Slowdown = e.slowdown(int32(j))
-		launch := func() elastico.LaunchParams {
-			gs := make([]rst.LaunchGPU, len(b.gpus[j]))
-			for k, r := range b.gpus[j] {
-				hw := &e.st.Cluster.Nodes[r.Node].GPUs[r.GPU]
-				gs[k] = rst.LaunchGPU{Index: r.GPU, Memory: hw.Memory, Shared: hw.Shared}
-			}
-			return rst.Launch(job, prof, gs)
-		}
 		if !js.running {
-			start = append(start, elastico.Action{Kind: elastico.Start, JobID: job.ID, To: to, Launch: launch()})
+			start = append(start, elastico.Action{Kind: elastico.Start, JobID: job.ID, To: to, Launch: e.launch(j, prof)})
 			continue
 		}
 		from := job.Running
-		sameConfig := from.ConfigID == to.ConfigID
 		switch {
-		case sameConfig && sameSet(from.GPUs, to.GPUs):
+		case e.unchanged(int32(j)):
 			// Keeps running as it is.
 		case subset(from.GPUs, to.GPUs) || subset(to.GPUs, from.GPUs):
 			// No replica leaves for a GPU it was not on: a checkpoint and a
 			// restart where it is (growing or shrinking in place).
 			d.Status.Reasons = []string{fmt.Sprintf("reconfigured in place from %s to %s", from.ConfigID, to.ConfigID)}
-			move = append(move, elastico.Action{Kind: elastico.Reconfigure, JobID: job.ID, From: cloneAssignment(from), To: to, Launch: launch()})
+			move = append(move, elastico.Action{Kind: elastico.Reconfigure, JobID: job.ID, From: cut(from), To: to, Launch: e.launch(j, prof)})
 		default:
 			d.Status.Reasons = []string{fmt.Sprintf("migrated from %s@%v to %s@%v", from.ConfigID, from.GPUs, to.ConfigID, to.GPUs)}
-			move = append(move, elastico.Action{Kind: elastico.Migrate, JobID: job.ID, From: cloneAssignment(from), To: to, Launch: launch()})
+			move = append(move, elastico.Action{Kind: elastico.Migrate, JobID: job.ID, From: cut(from), To: to, Launch: e.launch(j, prof)})
 		}
 	}
-	p.Actions = slices.Concat(preempt, move, start)
+	if len(actions) > 0 {
+		p.Actions = actions
+	}
 	p.Carry = e.carry()
 	p.Stats = e.stats
 	p.Stats.Truncated = e.truncated
 	return p
+}
+
+// unchanged reports whether running job j keeps its configuration and GPUs
+// in the best plan.
+func (e *epoch) unchanged(j int32) bool {
+	js := &e.jobs[j]
+	gs := e.best.gpus[j]
+	if gs == nil || e.best.choice[j] != js.cur || len(gs) != len(js.curGPUs) {
+		return false
+	}
+	for _, r := range gs {
+		if !slices.Contains(js.curGPUs, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// launch returns job j's launch parameters under prof on its GPUs in the
+// best plan.
+func (e *epoch) launch(j int, prof *elastico.Profile) elastico.LaunchParams {
+	e.lgpus = e.lgpus[:0]
+	for _, r := range e.best.gpus[j] {
+		hw := &e.st.Cluster.Nodes[r.Node].GPUs[r.GPU]
+		e.lgpus = append(e.lgpus, rst.LaunchGPU{Index: r.GPU, Memory: hw.Memory, Shared: hw.Shared})
+	}
+	return rst.Launch(e.jobs[j].job, prof, e.lgpus)
 }
 
 func cloneAssignment(a *elastico.Assignment) *elastico.Assignment {
@@ -100,10 +168,25 @@ func (e *epoch) slowdown(j int32) float64 {
 	b := &e.best
 	worst := 1.0
 	for _, r := range b.gpus[j] {
+		g := e.global(r)
+		on := e.on(g)
+		if len(on) < 2 {
+			continue
+		}
 		s := 1.0
-		for _, i := range e.on(e.global(r)) {
-			if i != j {
-				s += e.memo.slowdown(j, b.choice[j], i, b.choice[i]) - 1
+		if e.asBefore(b, g, on) {
+			cur := e.curRes[e.curOff[g]:e.curOff[g+1]]
+			x := slices.Index(cur, j)
+			for y, v := range e.sq[int(e.sqOff[g])+x*len(cur):][:len(cur)] {
+				if y != x {
+					s += v - 1
+				}
+			}
+		} else {
+			for _, i := range on {
+				if i != j {
+					s += e.memo.slowdown(j, b.choice[j], i, b.choice[i]) - 1
+				}
 			}
 		}
 		worst = max(worst, s)

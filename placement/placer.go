@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/elastico/elastico"
@@ -206,21 +207,25 @@ type work struct {
 	maxNodeGPUs int
 	capacity    elastico.Vector
 
-	order    []int32
-	keys     []sortKey
-	rkeys    []uint64
-	ridx     []int32
-	keyOf    []float64
-	start    []int32 // item i's GPUs are at[start[i] : start[i]+need]
-	at       []int32
-	placed   []bool
-	reason   []string
-	avoidOff []int32 // CSR of the symmetric Avoid relation; nil when empty
-	avoid    []int32
-	failures []shape
-	cands    []cand
-	stamp    uint32
-	loud     bool // the item's search passed over a GPU for a loud neighbour
+	order  []int32
+	keys   []sortKey
+	rkeys  []uint64
+	ridx   []int32
+	keyOf  []float64
+	start  []int32 // item i's GPUs are at[start[i] : start[i]+need]
+	at     []int32
+	placed []bool
+	// Item i's reason is rbuf[rfrom[i]:rto[i]].
+	rbuf       []byte
+	rfrom, rto []int32
+	slab       []elastico.GPURef // the last output's GPU sets
+	slabOwner  *elastico.Placement
+	avoidOff   []int32 // CSR of the symmetric Avoid relation; nil when empty
+	avoid      []int32
+	failures   []shape
+	cands      []cand
+	stamp      uint32
+	loud       bool // the item's search passed over a GPU for a loud neighbour
 }
 
 func growTo[T any](s []T, n int) []T {
@@ -295,7 +300,9 @@ func (w *work) setup(cfg Config, req *elastico.PlacementRequest) error {
 	ni := len(items)
 	w.start = growTo(w.start, ni+1)
 	w.placed = growTo(w.placed, ni)
-	w.reason = growTo(w.reason, ni)
+	w.rfrom = growTo(w.rfrom, ni)
+	w.rto = growTo(w.rto, ni)
+	w.rbuf = w.rbuf[:0]
 	w.keyOf = growTo(w.keyOf, ni)
 	w.order = w.order[:0]
 	w.failures = w.failures[:0]
@@ -331,7 +338,25 @@ func itemID(it *elastico.PlacementItem) string {
 	return it.Job.ID
 }
 
+// ok reports whether x is a finite number ≥ 0.
+func ok(x float64) bool { return x >= 0 && x <= math.MaxFloat64 }
+
+// checkItem returns why item i of the request is malformed, or nil. A
+// valid item (the usual case) costs a handful of comparisons.
 func (w *work) checkItem(i int, it *elastico.PlacementItem, ng int) error {
+	if it.Job != nil && it.Profile != nil {
+		d := &it.Profile.Demand
+		valid := d.GPUs >= 1 && d.SM > 0 && d.SM <= 1 && ok(d.GPUMemory) && ok(d.CPU) && ok(d.RAM)
+		for _, ref := range it.Current {
+			valid = valid && ref.Node >= 0 && ref.Node < len(w.nodes) && ref.GPU >= 0 && ref.GPU < int(w.nodes[ref.Node].count)
+		}
+		for _, a := range it.Avoid {
+			valid = valid && a >= 0 && a < len(w.req.Items) && a != i
+		}
+		if valid {
+			return nil
+		}
+	}
 	bad := func(field, reason string) error {
 		return &elastico.ValidationError{Kind: "item", ID: itemID(it), Field: fmt.Sprintf("Items[%d].%s", i, field), Reason: reason}
 	}
@@ -696,7 +721,7 @@ func (w *work) placeItem(it int32) {
 	sh := shape{spread: item.Job.Spread || d.GPUs == 1, need: d.GPUs, sm: d.SM, mem: d.GPUMemory, cpu: d.CPU, ram: d.RAM}
 	for _, f := range w.failures {
 		if f.covers(sh) {
-			w.reason[it] = w.why(it, false)
+			w.why(it, false)
 			return
 		}
 	}
@@ -719,7 +744,7 @@ func (w *work) placeItem(it int32) {
 	if ok {
 		return
 	}
-	w.reason[it] = w.why(it, avoided)
+	w.why(it, avoided)
 	if len(w.failures) < maxFailures && !w.loud && (len(w.avoidOff) == 0 || w.avoidOff[it] == w.avoidOff[it+1]) {
 		w.failures = append(w.failures, sh)
 	}
@@ -993,40 +1018,91 @@ func (w *work) tryNode(it int32, n int32, d *elastico.Demand, avoided *bool) boo
 	return true
 }
 
-// why says why item it found no room.
-func (w *work) why(it int32, avoided bool) string {
+// why records why item it found no room, in w.rbuf: the reasons of a
+// call are formatted into one buffer that becomes one string (thousands of
+// items may wait in a large cluster, each with its own numbers).
+func (w *work) why(it int32, avoided bool) {
 	item := &w.req.Items[it]
 	d := &item.Profile.Demand
+	b := w.rbuf
+	w.rfrom[it] = int32(len(b))
 	switch {
 	case d.GPUMemory > w.maxGPUMem+1e-9*math.Max(1, w.maxGPUMem):
-		return fmt.Sprintf("needs %.1f GiB of GPU memory per replica; the largest GPU has %.1f GiB", d.GPUMemory, w.maxGPUMem)
+		b = append(b, "needs "...)
+		b = strconv.AppendFloat(b, d.GPUMemory, 'f', 1, 64)
+		b = append(b, " GiB of GPU memory per replica; the largest GPU has "...)
+		b = strconv.AppendFloat(b, w.maxGPUMem, 'f', 1, 64)
+		b = append(b, " GiB"...)
 	case d.SM > w.cfg.Oversubscription+w.smTol:
-		return fmt.Sprintf("needs an SM share of %.2f per replica; a GPU holds %.2f", d.SM, w.cfg.Oversubscription)
+		b = append(b, "needs an SM share of "...)
+		b = strconv.AppendFloat(b, d.SM, 'f', 2, 64)
+		b = append(b, " per replica; a GPU holds "...)
+		b = strconv.AppendFloat(b, w.cfg.Oversubscription, 'f', 2, 64)
 	case d.GPUs > len(w.gpus):
-		return fmt.Sprintf("needs %d GPUs; the cluster has %d", d.GPUs, len(w.gpus))
+		b = append(b, "needs "...)
+		b = strconv.AppendInt(b, int64(d.GPUs), 10)
+		b = append(b, " GPUs; the cluster has "...)
+		b = strconv.AppendInt(b, int64(len(w.gpus)), 10)
 	case d.GPUs > 1 && !item.Job.Spread && d.GPUs > w.maxNodeGPUs:
-		return fmt.Sprintf("needs %d GPUs on one node; the largest node has %d", d.GPUs, w.maxNodeGPUs)
+		b = append(b, "needs "...)
+		b = strconv.AppendInt(b, int64(d.GPUs), 10)
+		b = append(b, " GPUs on one node; the largest node has "...)
+		b = strconv.AppendInt(b, int64(w.maxNodeGPUs), 10)
 	case avoided:
-		return "every GPU with room holds a job it must not share a GPU with"
+		b = append(b, "every GPU with room holds a job it must not share a GPU with"...)
 	case w.loud:
-		return fmt.Sprintf("%s%.3g× (it or a resident would slow above that)", ReasonLoud, w.cfg.MaxSlowdown)
-	case d.GPUs == 1:
-		return fmt.Sprintf("no GPU has %.2f SM and %.1f GiB free on a node with %.1f CPU and %.1f GiB RAM free", d.SM, d.GPUMemory, d.CPU, d.RAM)
-	case item.Job.Spread:
-		return fmt.Sprintf("fewer than %d GPUs have %.2f SM and %.1f GiB free on a node with %.1f CPU and %.1f GiB RAM free", d.GPUs, d.SM, d.GPUMemory, d.CPU, d.RAM)
+		b = append(b, ReasonLoud...)
+		b = strconv.AppendFloat(b, w.cfg.MaxSlowdown, 'g', 3, 64)
+		b = append(b, "× (it or a resident would slow above that)"...)
+	case d.GPUs == 1 || item.Job.Spread:
+		if d.GPUs == 1 {
+			b = append(b, "no GPU has "...)
+		} else {
+			b = append(b, "fewer than "...)
+			b = strconv.AppendInt(b, int64(d.GPUs), 10)
+			b = append(b, " GPUs have "...)
+		}
+		b = strconv.AppendFloat(b, d.SM, 'f', 2, 64)
+		b = append(b, " SM and "...)
+		b = strconv.AppendFloat(b, d.GPUMemory, 'f', 1, 64)
+		b = append(b, " GiB free on a node with "...)
+		b = strconv.AppendFloat(b, d.CPU, 'f', 1, 64)
+		b = append(b, " CPU and "...)
+		b = strconv.AppendFloat(b, d.RAM, 'f', 1, 64)
+		b = append(b, " GiB RAM free"...)
+	default:
+		fd := float64(d.GPUs)
+		b = append(b, "no node has "...)
+		b = strconv.AppendInt(b, int64(d.GPUs), 10)
+		b = append(b, " GPUs with "...)
+		b = strconv.AppendFloat(b, d.SM, 'f', 2, 64)
+		b = append(b, " SM and "...)
+		b = strconv.AppendFloat(b, d.GPUMemory, 'f', 1, 64)
+		b = append(b, " GiB free each, and "...)
+		b = strconv.AppendFloat(b, fd*d.CPU, 'f', 1, 64)
+		b = append(b, " CPU and "...)
+		b = strconv.AppendFloat(b, fd*d.RAM, 'f', 1, 64)
+		b = append(b, " GiB RAM free"...)
 	}
-	fd := float64(d.GPUs)
-	return fmt.Sprintf("no node has %d GPUs with %.2f SM and %.1f GiB free each, and %.1f CPU and %.1f GiB RAM free", d.GPUs, d.SM, d.GPUMemory, fd*d.CPU, fd*d.RAM)
+	w.rto[it] = int32(len(b))
+	w.rbuf = b
 }
 
+// output fills out. The GPU sets are cut from one slab, the last call's
+// when out is the Placement it filled (Place reuses out's slices).
 func (w *work) output(out *elastico.Placement) {
 	n := len(w.req.Items)
 	out.GPUs = growTo(out.GPUs, n)
 	out.Reasons = growTo(out.Reasons, n)
-	slab := make([]elastico.GPURef, len(w.at))
+	if out != w.slabOwner || cap(w.slab) < len(w.at) {
+		w.slab = make([]elastico.GPURef, len(w.at))
+		w.slabOwner = out
+	}
+	slab := w.slab[:len(w.at)]
+	reasons := string(w.rbuf)
 	for i := range n {
 		if !w.placed[i] {
-			out.Reasons[i] = w.reason[i]
+			out.Reasons[i] = reasons[w.rfrom[i]:w.rto[i]]
 			continue
 		}
 		s, e := w.start[i], w.start[i+1]

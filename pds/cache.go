@@ -1,0 +1,158 @@
+package pds
+
+import (
+	"math"
+
+	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/iac"
+)
+
+// predCache keeps an immutable predictor's answers from one epoch to the
+// next. Most of an epoch's predictions are about pairs that already shared
+// a GPU in the last one (Γ prices every running pair); asking the model
+// again cost a sixth of an epoch at 20,000 jobs and a third at 500.
+//
+// A profile is known by its contents: interning gives equal profiles (==)
+// one number, whichever job or epoch they come from, and a pair of numbers
+// keys the answer. A profile that changed gets a new number, so an answer
+// is only ever reused for the very profiles it was computed for: the cache
+// changes how long an epoch takes, never its plan. (== takes +0 and −0 for
+// equal; iac's features treat them alike.) Only a predictor known to be
+// immutable is cached (see cacheable): one the host retrains between
+// epochs is asked afresh every epoch.
+//
+// The cache lives in the Scheduler's spare epoch: a concurrent Epoch
+// starts with an empty one. It is bounded: when it holds many more
+// profiles than the last epoch asked about, those it did not are dropped,
+// with their pairs.
+type predCache struct {
+	ids   map[profileKey]*interned
+	pairs map[uint64]float64
+	next  uint32 // the last number given
+	epoch uint32 // stamps the profiles asked about in an epoch
+	used  int    // profiles stamped this epoch
+}
+
+// profileKey is a cheap fingerprint of a profile (a map keyed by a string
+// pair cost half the time interning saves); the interned copy decides.
+// Distinct profiles sharing one only take turns in the cache.
+type profileKey uint64
+
+func keyOf(p *elastico.Profile) profileKey {
+	// FNV-1a over the names, then the numbers that set a profile apart.
+	h := uint64(14695981039346656037)
+	for _, s := range [...]string{p.Family, p.Config.ID} {
+		for i := 0; i < len(s); i++ {
+			h = (h ^ uint64(s[i])) * 1099511628211
+		}
+		h = (h ^ 0xff) * 1099511628211
+	}
+	for _, x := range [...]float64{p.Throughput, p.Demand.GPUMemory, p.Demand.SM, p.Params} {
+		h = (h ^ math.Float64bits(x)) * 1099511628211
+		h ^= h >> 29
+	}
+	return profileKey(h)
+}
+
+type interned struct {
+	p     elastico.Profile
+	id    uint32
+	stamp uint32
+}
+
+// cacheable reports whether p's answers depend on the two profiles alone
+// and never change: the default *iac.MLP is immutable once built.
+func cacheable(p elastico.Predictor) bool {
+	switch p.(type) {
+	case *iac.MLP, immutablePredictor:
+		return true
+	}
+	return false
+}
+
+// immutablePredictor marks a Predictor of this package's tests as
+// cacheable (a wrapper that counts an *iac.MLP's calls).
+type immutablePredictor interface {
+	elastico.Predictor
+	immutable()
+}
+
+// The cache is swept when it holds more than sweepFactor times the
+// profiles the last epoch asked about, plus sweepSlack; its pairs are
+// cleared when they number more than pairFactor per profile kept.
+const (
+	sweepFactor = 2
+	sweepSlack  = 4096
+	pairFactor  = 16
+)
+
+// begin starts an epoch: it sweeps the cache if the last epochs left it
+// too large.
+func (c *predCache) begin() {
+	if c.ids == nil {
+		c.ids = make(map[profileKey]*interned)
+		c.pairs = make(map[uint64]float64)
+	}
+	last := c.used
+	c.used = 0
+	c.epoch++
+	if len(c.ids) <= sweepFactor*last+sweepSlack && c.next < math.MaxUint32/2 {
+		return
+	}
+	// Keep the profiles the last epoch asked about, renumbered from 1, and
+	// the pairs among them.
+	renum := make(map[uint32]uint32, last)
+	for k, in := range c.ids {
+		if in.stamp != c.epoch-1 {
+			delete(c.ids, k)
+			continue
+		}
+		renum[in.id] = uint32(len(renum) + 1)
+		in.id = renum[in.id]
+	}
+	c.next = uint32(len(renum))
+	old := c.pairs
+	c.pairs = make(map[uint64]float64, len(old))
+	for k, s := range old {
+		v, okV := renum[uint32(k>>32)]
+		a, okA := renum[uint32(k)]
+		if okV && okA {
+			c.pairs[uint64(v)<<32|uint64(a)] = s
+		}
+	}
+	if len(c.pairs) > pairFactor*len(renum)+sweepSlack {
+		clear(c.pairs)
+	}
+}
+
+// id returns p's number, interning it if its contents are new.
+func (c *predCache) id(p *elastico.Profile) uint32 {
+	k := keyOf(p)
+	in := c.ids[k]
+	if in == nil || in.p != *p {
+		c.next++
+		in = &interned{p: *p, id: c.next}
+		c.ids[k] = in
+	}
+	if in.stamp != c.epoch {
+		in.stamp = c.epoch
+		c.used++
+	}
+	return in.id
+}
+
+// clone returns a copy of c (for the benchmark: every measured epoch
+// starts from the same cache).
+func (c *predCache) clone() *predCache {
+	d := *c
+	d.ids = make(map[profileKey]*interned, len(c.ids))
+	for k, in := range c.ids {
+		cp := *in
+		d.ids[k] = &cp
+	}
+	d.pairs = make(map[uint64]float64, len(c.pairs))
+	for k, s := range c.pairs {
+		d.pairs[k] = s
+	}
+	return &d
+}
