@@ -44,8 +44,8 @@ type epoch struct {
 	curSlab        []elastico.GPURef // the jobs' curGPUs
 	sq             []float64         // see statusQuoPairs
 	sqOff          []int32
-	fill           []int32           // scratch for building a CSR
-	lgpus          []rst.LaunchGPU   // scratch for launch
+	fill           []int32         // scratch for building a CSR
+	lgpus          []rst.LaunchGPU // scratch for launch
 
 	market  elastico.Market
 	options []elastico.Option // every bidder's options, flat
