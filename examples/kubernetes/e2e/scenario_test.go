@@ -22,10 +22,11 @@ func createNamespace(t *testing.T, cp *controlPlane, ns string) {
 	}
 }
 
-// TestElastico runs the controller with the default scheduler and the
-// scheduler plugin against a real API server, etcd and kube-scheduler:
-// training and inference pods on three GPU nodes, then a controller
-// restart with new arrivals, then a scheduler restart.
+// TestElastico runs the controller with the library's default scheduler
+// (pds) and the scheduler plugin against a real API server, etcd and
+// kube-scheduler: training and inference pods on three GPU nodes, then a
+// controller restart with pods arriving while it is down, then a scheduler
+// restart while a fourth GPU node joins.
 func TestElastico(t *testing.T) {
 	t0 := time.Now()
 	cp := startControlPlane(t)
