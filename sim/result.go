@@ -27,7 +27,9 @@ type Result struct {
 	smArea, busyArea, thrArea float64
 	// job-seconds of progress, of it on a shared GPU, and speed × time there
 	runArea, sharedArea, sharedSpeedArea float64
-	smWindow, busyWindow, thrWindow      float64
+	// job-seconds of waiting, by reason (waitReasons)
+	waitArea                        [len(waitReasons)]float64
+	smWindow, busyWindow, thrWindow float64
 }
 
 // JobResult is one job's outcome.
@@ -90,6 +92,28 @@ func (s *simulation) finishResult() {
 	}
 }
 
+// waitBeforeEpoch marks a job no plan has spoken of yet (it arrived since
+// the last epoch).
+const waitBeforeEpoch elastico.Code = -1
+
+// waitReasons name the buckets of waiting time: the Status codes a plan
+// gives a waiting job, and the time before the first epoch after arrival.
+var waitReasons = [...]string{"unaffordable", "unplaceable", "interference", "preempted", "other"}
+
+func waitIndex(c elastico.Code) int {
+	switch c {
+	case elastico.Unaffordable:
+		return 0
+	case elastico.Unplaceable:
+		return 1
+	case elastico.Interference:
+		return 2
+	case elastico.Preempted:
+		return 3
+	}
+	return 4
+}
+
 // Metrics are one run's figures, by key (see MetricDefs for their meaning).
 type Metrics map[string]float64
 
@@ -121,6 +145,11 @@ var MetricDefs = []MetricDef{
 	{"floor_attainment", "floor attain", "%", true, "share of running time jobs with a floor ran at or above it (NaN when no job has one)"},
 	{"shared_time", "shared", "%", false, "share of the job-time with progress spent on a GPU another running job shares"},
 	{"shared_speed", "speed shared", "", true, "mean ground-truth co-location speed of jobs while they share a GPU (1 = as fast as alone)"},
+	{"wait_unaffordable", "wait: unaffordable", "%", false, "share of the job-time spent waiting with status Unaffordable (no configuration worth its resources at the prices)"},
+	{"wait_unplaceable", "wait: unplaceable", "%", false, "share of waiting job-time with status Unplaceable (no GPUs hold the chosen configuration)"},
+	{"wait_interference", "wait: interference", "%", false, "share of waiting job-time with status Interference (every placement predicted above tolerance)"},
+	{"wait_preempted", "wait: preempted", "%", false, "share of waiting job-time after a preemption"},
+	{"wait_other", "wait: other", "%", false, "share of waiting job-time for other reasons (Infeasible, or arrived since the last epoch)"},
 	{"reconfig_per_gpu_h", "reconfig/GPU-h", "", false, "reconfigurations per GPU-hour of makespan"},
 	{"migrate_per_gpu_h", "migrate/GPU-h", "", false, "migrations per GPU-hour of makespan"},
 	{"preempt_per_gpu_h", "preempt/GPU-h", "", false, "preemptions per GPU-hour of makespan"},
@@ -194,6 +223,16 @@ func (r *Result) Metrics() Metrics {
 	}
 	m["epoch_ms"], m["epoch_p99_ms"] = mean(lat), quantile(lat, 0.99)
 	m["makespan"] = r.Makespan / 3600
+	waited := 0.0
+	for _, w := range r.waitArea {
+		waited += w
+	}
+	for i, name := range waitReasons {
+		m["wait_"+name] = math.NaN()
+		if waited > 0 {
+			m["wait_"+name] = 100 * r.waitArea[i] / waited
+		}
+	}
 	m["shared_time"], m["shared_speed"] = math.NaN(), math.NaN()
 	if r.runArea > 0 {
 		m["shared_time"] = 100 * r.sharedArea / r.runArea

@@ -158,16 +158,19 @@ type jobState struct {
 	busyUntil    float64
 	rate, speed  float64
 	shared       bool // a productive co-runner shares one of its GPUs
-	assign       *elastico.Assignment
-	started      bool
-	firstStart   float64
-	finish       float64
-	reconfigs    int
-	migrations   int
-	preemptions  int
-	restarts     int
-	floorTime    float64
-	runTime      float64
+	// waitCode is why the job waits, from the last plan (waitBeforeEpoch
+	// until a plan has spoken of it).
+	waitCode    elastico.Code
+	assign      *elastico.Assignment
+	started     bool
+	firstStart  float64
+	finish      float64
+	reconfigs   int
+	migrations  int
+	preemptions int
+	restarts    int
+	floorTime   float64
+	runTime     float64
 	// normalization of throughput: requested GPUs × Dedicated / Work
 	norm float64
 }
@@ -237,7 +240,7 @@ func newSimulation(cfg Config) (*simulation, error) {
 	s.jobs = make([]jobState, len(cfg.Jobs))
 	for i := range cfg.Jobs {
 		j := &cfg.Jobs[i]
-		s.jobs[i] = jobState{Job: j, index: i, cfg: -1}
+		s.jobs[i] = jobState{Job: j, index: i, cfg: -1, waitCode: waitBeforeEpoch}
 		s.jobs[i].norm = float64(j.Requested().GPUs) * j.Dedicated / j.Work
 	}
 	s.gpuIndex = map[string]int{}
@@ -405,6 +408,7 @@ func (s *simulation) advance(t float64) {
 	}
 	for _, j := range s.active {
 		if j.cfg < 0 {
+			s.res.waitArea[waitIndex(j.waitCode)] += d
 			continue
 		}
 		j.attained += d * float64(len(j.gpus))
@@ -670,6 +674,10 @@ func (s *simulation) apply(plan *elastico.Plan, st *elastico.State) error {
 			ch.kind = elastico.Migrate
 		}
 		changes[i] = ch
+		j.waitCode = waitBeforeEpoch
+		if d.Assignment == nil {
+			j.waitCode = d.Status.Code
+		}
 	}
 	// The actions must be exactly the changes, kind for kind.
 	want := make(map[string]elastico.ActionKind, len(changes))
