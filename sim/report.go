@@ -238,6 +238,9 @@ func WriteFileAtomic(path string, fill func(w io.Writer) error) error {
 		return fmt.Errorf("sim: %w", err)
 	}
 	_, werr := tmp.Write(buf.Bytes())
+	if werr == nil {
+		werr = tmp.Chmod(0o644) // CreateTemp makes it private; reports are for reading
+	}
 	cerr := tmp.Close()
 	if werr != nil || cerr != nil {
 		os.Remove(tmp.Name())
