@@ -208,6 +208,7 @@ type simulation struct {
 	lastEpoch float64
 	stalls    int
 	lastWait  string // a waiting job's status in the last plan, for errors
+	changes   []change
 
 	// current cluster figures, set by rates()
 	smNow, busyNow, thrNow float64
@@ -628,13 +629,20 @@ func (s *simulation) apply(plan *elastico.Plan, st *elastico.State) error {
 	if len(plan.Decisions) != len(st.Jobs) {
 		return s.broken(PlanShape, "", "%d decisions for %d jobs", len(plan.Decisions), len(st.Jobs))
 	}
-	changes := make([]change, len(s.active))
+	changes := slices.Grow(s.changes[:0], len(s.active))[:len(s.active)]
+	s.changes = changes
 	for i, d := range plan.Decisions {
 		j := s.active[i]
 		if d.JobID != j.ID {
 			return s.broken(PlanShape, j.ID, "decision %d is for %q", i, d.JobID)
 		}
 		ch := change{j: j, cfg: -1}
+		if a := d.Assignment; a != nil && j.assign != nil && a.ConfigID == j.assign.ConfigID && slices.Equal(a.GPUs, j.assign.GPUs) {
+			// Unchanged, GPU for GPU: nothing to check again.
+			ch.cfg, ch.gpus, ch.none = j.cfg, j.gpus, true
+			changes[i] = ch
+			continue
+		}
 		if a := d.Assignment; a != nil {
 			ch.cfg = slices.IndexFunc(j.Configs, func(c Variant) bool { return c.ID == a.ConfigID })
 			if ch.cfg < 0 {
