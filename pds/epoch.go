@@ -70,8 +70,8 @@ type epoch struct {
 
 	best      result // the best feasible plan so far
 	cur       result // the round in progress
-	alt       result // the round's repair (see repair)
-	nextID    uint32 // the last result id given
+	alt       result // a local round (see localRound)
+	localFam  []int32
 	prev      result // the last placement, where the next one starts
 	hasPrev   bool
 	unplaced  int    // items the last placement left out
@@ -112,9 +112,6 @@ type result struct {
 	prices elastico.Vector
 	slab   []elastico.GPURef
 	score  float64
-	// id numbers the placements of the epoch (0: none); repairOf is the id
-	// of the result a violation-free repair separated the pairs of.
-	id, repairOf uint32
 }
 
 type violation struct {
@@ -143,9 +140,6 @@ func (e *epoch) release() {
 func (e *epoch) init(s *Scheduler, st *elastico.State) {
 	e.s, e.cfg, e.st = s, &s.cfg, st
 	e.truncated = false
-	for _, r := range []*result{&e.best, &e.cur, &e.alt} {
-		r.id, r.repairOf = 0, 0
-	}
 	e.hasPrev = false
 	e.violated = e.violated[:0]
 	e.stats = elastico.Stats{}
@@ -218,7 +212,7 @@ func (e *epoch) run(ctx context.Context) (*elastico.Plan, error) {
 	e.buildMarket()
 	e.best.score = math.Inf(-1) // any completed round beats nothing
 	prices := e.st.Carry.Prices
-	for m := 1; m <= e.cfg.Rounds; m++ {
+	for m := 1; m <= e.cfg.Rounds; m = e.stats.Rounds + 1 {
 		if ctx.Err() != nil {
 			e.truncated = true
 			break
@@ -255,7 +249,6 @@ func (e *epoch) statusQuo() {
 	b.code = grow(b.code, n)
 	b.reason = grow(b.reason, n)
 	b.prices = e.st.Carry.Prices
-	b.id, b.repairOf = 0, 0
 	acc := e.account()
 	for j := range e.jobs {
 		js := &e.jobs[j]
@@ -336,6 +329,26 @@ func (e *epoch) round(ctx context.Context, m int, prices *elastico.Vector) (bool
 	r.prices = e.sol.Prices
 	e.check(r)
 	e.since(t, &e.stats.Interference)
+	e.feedback(r, m)
+	cost := e.violationCost(r)
+	if e.settled || m == e.cfg.Rounds {
+		e.keep(&e.cur, cost)
+		return true, nil
+	}
+	ok, err := e.localRound(ctx, m+1)
+	e.keep(&e.cur, cost)
+	if err != nil || !ok {
+		return ok, err
+	}
+	e.keep(&e.alt, e.violationCost(&e.alt))
+	return true, nil
+}
+
+// feedback records round m's result r, whose violations are in e.viol, and
+// feeds back what went wrong for the next round: the victim's
+// configuration of each violating pair and each configuration that found
+// no GPUs are penalized (Δ), and the pairs kept apart.
+func (e *epoch) feedback(r *result, m int) {
 	e.stats.Rounds = m
 	e.stats.Violations += len(e.viol)
 	// Algorithm 1 stops at the first round without a violation; a job the
@@ -343,83 +356,108 @@ func (e *epoch) round(ctx context.Context, m int, prices *elastico.Vector) (bool
 	// costing every epoch its M rounds.
 	e.settled = len(e.viol) == 0
 	e.remember(r)
-	// Feed back what went wrong: the victim's configuration of each
-	// violating pair, and each configuration that found no GPUs.
 	e.violated = grow(e.violated, len(e.jobs))
 	for _, v := range e.viol {
-		e.penalize(r, v.victim)
+		e.penalize(v.victim, r.choice[v.victim])
 		e.separate(r, v)
 		// Not sticky to where it violated: the next placement looks for a
 		// quiet GPU for it (a running job still starts from its own).
 		e.violated[v.victim], e.violated[v.aggressor] = true, true
 	}
 	for j := range e.jobs {
-		if e.jobItem[j] >= 0 && r.gpus[j] == nil {
-			e.penalize(r, int32(j))
+		if it := e.jobItem[j]; it >= 0 && r.gpus[j] == nil {
+			e.penalize(int32(j), e.itemFam[it])
 		}
 	}
-	cost := e.violationCost(r)
-	if !e.settled && m < e.cfg.Rounds {
-		ok, err := e.repair(ctx, m)
-		if err != nil {
-			return false, err
-		}
-		if ok {
-			e.cur, e.alt = e.alt, e.cur
-			cost = 0
-			e.settled = true
-		}
-	}
-	e.keep(cost)
-	if !e.settled && e.alt.repairOf != 0 && e.alt.repairOf == e.best.id && e.alt.score > e.best.score {
-		// Keeping the pairs apart lost less than deferring would.
-		e.best, e.alt = e.alt, e.best
-	}
-	return true, nil
 }
 
-// repair re-places the jobs the round placed, each under the configuration
-// it was placed under, with the violating pairs kept apart, into e.alt. It
-// reports whether that placed every one of them and left no pair above
-// tolerance: the round's violations are then resolved without another
-// round of prices, which could only reshape jobs that need not change (the
-// victims' penalties still reach the next epoch through the Carry). A
-// violation-free repair that lost a job stays in e.alt, marked as the
-// repair of the round's result, for resolve to use.
-func (e *epoch) repair(ctx context.Context, m int) (bool, error) {
+// localRound is round m when round m−1 (in e.cur) found violations: only
+// the jobs of the violating pairs bid again, at round m−1's prices with
+// the penalties it added (a victim's violating configuration now costs Δ
+// more); every other job keeps the configuration and GPUs round m−1 gave
+// it, or waits if it found none; the pairs are placed apart. Its result
+// goes to e.alt. A full round would price the whole market again for a
+// handful of changed bids and place every job again: at 20,000 jobs that
+// was a fifth of an epoch. It returns false when the context cut it short.
+func (e *epoch) localRound(ctx context.Context, m int) (bool, error) {
 	r, nr := &e.cur, &e.alt
 	t := e.s.cfg.Clock()
-	e.buildItems(func(j int) int32 {
-		if r.gpus[j] == nil {
-			return -1
+	e.localFam = grow(e.localFam, len(e.jobs))
+	for j := range e.jobs {
+		switch {
+		case e.violated[j]:
+			e.localFam[j] = e.bestResponse(int32(j), &r.prices)
+		case r.gpus[j] != nil:
+			e.localFam[j] = r.choice[j]
+		default:
+			e.localFam[j] = -1
 		}
-		return r.choice[j]
-	})
+	}
+	t = e.since(t, &e.stats.Prices)
+	e.buildItems(func(j int) int32 { return e.localFam[j] })
 	err := e.s.placer.Place(ctx, &e.req, &e.place)
 	t = e.since(t, &e.stats.Placement)
 	if err != nil {
 		if cut(ctx, err) {
 			return false, nil
 		}
-		return false, fmt.Errorf("pds: round %d: separating pairs: placer: %w", m, err)
+		return false, fmt.Errorf("pds: round %d: placer: %w", m, err)
 	}
 	if err := e.takePlacement(nr, m); err != nil {
 		return false, err
 	}
 	for j := range e.jobs {
-		if e.jobItem[j] < 0 {
+		switch {
+		case e.jobItem[j] >= 0:
+		case r.gpus[j] != nil:
+			// It bid again and found nothing worth its price.
+			nr.code[j], nr.reason[j] = elastico.Unaffordable, ""
+		default:
 			nr.code[j], nr.reason[j] = r.code[j], r.reason[j]
 		}
 	}
 	nr.prices = r.prices
 	e.check(nr)
 	e.since(t, &e.stats.Interference)
-	e.stats.Violations += len(e.viol)
-	if len(e.viol) > 0 {
-		return false, nil
+	e.feedback(nr, m)
+	return true, nil
+}
+
+// bestResponse returns the family index of job j's most valuable option
+// at prices λ (w·G̃ − Γ − λ·R̂, R̂ in fractions of the market's capacity,
+// as ESP prices it), or -1 if none is worth its price: then a running job
+// keeps its configuration if that is worth anything (as admit does).
+func (e *epoch) bestResponse(j int32, lambda *elastico.Vector) int32 {
+	js := &e.jobs[j]
+	if js.bidder < 0 {
+		return -1
 	}
-	nr.repairOf = r.id
-	return nr.score >= r.score, nil
+	w := e.market.Bidders[js.bidder].Weight
+	capc := &e.market.Capacity
+	best, bestV := int32(-1), 0.0
+options:
+	for o := js.first; o < js.first+js.n; o++ {
+		opt := &e.options[o]
+		v := w*opt.Goodput - (e.base[o] + e.learned[o])
+		for r, d := range opt.Demand {
+			if d > 0 {
+				if !(capc[r] > 0) {
+					continue options
+				}
+				v -= lambda[r] * d / capc[r]
+			}
+		}
+		if v > bestV {
+			best, bestV = o, v
+		}
+	}
+	if best < 0 && js.running && js.curOpt >= 0 && w*e.options[js.curOpt].Goodput-(e.base[js.curOpt]+e.learned[js.curOpt]) > 0 {
+		best = js.curOpt
+	}
+	if best < 0 {
+		return -1
+	}
+	return e.optFam[best]
 }
 
 // choiceFamily returns job j's chosen family index this round, or -1.
@@ -483,8 +521,6 @@ func (e *epoch) takePlacement(r *result, m int) error {
 	r.code = grow(r.code, n)
 	r.reason = grow(r.reason, n)
 	r.slab = r.slab[:0]
-	e.nextID++
-	r.id, r.repairOf = e.nextID, 0
 	e.unplaced = 0
 	if len(e.place.GPUs) != len(e.items) || len(e.place.Reasons) != len(e.items) {
 		return fmt.Errorf("pds: round %d: placer answered %d GPU sets and %d reasons for %d items", m, len(e.place.GPUs), len(e.place.Reasons), len(e.items))
@@ -650,13 +686,13 @@ func (e *epoch) remember(r *result) {
 	e.hasPrev = true
 }
 
-// keep makes e.cur the best result so far if it scores at least as well,
-// less cost, what deferring one job of each of its violating pairs would
-// lose (later rounds win ties: they know more).
-func (e *epoch) keep(cost float64) {
-	e.cur.score -= cost
-	if e.cur.score >= e.best.score {
-		e.best, e.cur = e.cur, e.best
+// keep makes r (e.cur or e.alt) the best result so far if it scores at
+// least as well, less cost, what deferring one job of each of its
+// violating pairs would lose (later rounds win ties: they know more).
+func (e *epoch) keep(r *result, cost float64) {
+	r.score -= cost
+	if r.score >= e.best.score {
+		e.best, *r = *r, e.best
 	}
 }
 
@@ -670,14 +706,10 @@ func (e *epoch) violationCost(r *result) float64 {
 	return c
 }
 
-// penalize adds Δ to the learned penalty of job j's option chosen in r.
-func (e *epoch) penalize(r *result, j int32) {
+// penalize adds Δ to the learned penalty of job j's option for family
+// index k.
+func (e *epoch) penalize(j, k int32) {
 	js := &e.jobs[j]
-	k := r.choice[j]
-	if js.bidder < 0 || k < 0 {
-		// An unplaced job has no choice in r: use this round's.
-		k = e.choiceFamily(int(j))
-	}
 	if js.bidder < 0 || k < 0 {
 		return
 	}

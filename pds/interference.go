@@ -209,40 +209,33 @@ func (e *epoch) resolve(ctx context.Context) error {
 			break
 		}
 		nr := &e.cur
-		if r == 0 && e.alt.repairOf != 0 && e.alt.repairOf == e.best.id {
-			// The round's repair already placed the best plan's jobs with
-			// these pairs apart, and left none above tolerance.
-			nr = &e.alt
-			e.viol = e.viol[:0]
-		} else {
-			for _, v := range e.viol {
-				e.separate(&e.best, v)
-			}
-			e.remember(&e.best)
-			e.buildItems(func(j int) int32 { return e.best.choice[j] })
-			t = e.since(t, &e.stats.Interference)
-			err := e.s.placer.Place(ctx, &e.req, &e.place)
-			t = e.since(t, &e.stats.Placement)
-			if err != nil {
-				if cut(ctx, err) {
-					e.truncated = true
-					break
-				}
-				return fmt.Errorf("pds: separating pairs: placer: %w", err)
-			}
-			if err := e.takePlacement(nr, e.stats.Rounds); err != nil {
-				return err
-			}
-			for j := range e.jobs {
-				if e.jobItem[j] < 0 {
-					nr.code[j], nr.reason[j] = e.best.code[j], e.best.reason[j]
-				}
-			}
-			nr.prices = e.best.prices
-			e.check(nr)
-			e.stats.Violations += len(e.viol)
-			nr.score -= e.violationCost(nr)
+		for _, v := range e.viol {
+			e.separate(&e.best, v)
 		}
+		e.remember(&e.best)
+		e.buildItems(func(j int) int32 { return e.best.choice[j] })
+		t = e.since(t, &e.stats.Interference)
+		err := e.s.placer.Place(ctx, &e.req, &e.place)
+		t = e.since(t, &e.stats.Placement)
+		if err != nil {
+			if cut(ctx, err) {
+				e.truncated = true
+				break
+			}
+			return fmt.Errorf("pds: separating pairs: placer: %w", err)
+		}
+		if err := e.takePlacement(nr, e.stats.Rounds); err != nil {
+			return err
+		}
+		for j := range e.jobs {
+			if e.jobItem[j] < 0 {
+				nr.code[j], nr.reason[j] = e.best.code[j], e.best.reason[j]
+			}
+		}
+		nr.prices = e.best.prices
+		e.check(nr)
+		e.stats.Violations += len(e.viol)
+		nr.score -= e.violationCost(nr)
 		if nr.score < e.best.score {
 			// Keeping them apart cost more than deferring would: defer.
 			e.check(&e.best)

@@ -3,14 +3,17 @@ package pds
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/iac"
+	"github.com/elastico/elastico/placement"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -235,27 +238,74 @@ func TestEpochFloors(t *testing.T) {
 	}
 }
 
-// stallSolver wraps a PriceSolver: from round stallFrom on, it blocks until
-// the context is done, like a solver overrunning the epoch's deadline.
+// expiring is a context whose deadline passes when the test calls
+// expire, not when a clock says so: what TestEpochDeadline checks must not
+// depend on how loaded the machine is.
+type expiring struct {
+	context.Context
+	done chan struct{}
+	once sync.Once
+}
+
+func newExpiring() *expiring {
+	return &expiring{Context: context.Background(), done: make(chan struct{})}
+}
+
+func (c *expiring) expire()               { c.once.Do(func() { close(c.done) }) }
+func (c *expiring) Done() <-chan struct{} { return c.done }
+func (c *expiring) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+// stallSolver wraps a PriceSolver: from its call stallFrom on, the
+// deadline passes (expire) and it blocks until the context is done, like a
+// solver overrunning the epoch's deadline.
 type stallSolver struct {
 	elastico.PriceSolver
 	calls, stallFrom int
+	expire           func()
 }
 
 func (s *stallSolver) Solve(ctx context.Context, m *elastico.Market, sol *elastico.Solution) error {
 	s.calls++
 	if s.calls >= s.stallFrom {
+		s.expire()
 		<-ctx.Done()
 		return ctx.Err()
 	}
 	return s.PriceSolver.Solve(ctx, m, sol)
 }
 
-// TestEpochDeadline: when the deadline passes, Epoch returns in time with
+// stallPlacer is stallSolver's counterpart for a Placer.
+type stallPlacer struct {
+	elastico.Placer
+	calls, stallFrom int
+	expire           func()
+	expired          time.Time
+}
+
+func (s *stallPlacer) Place(ctx context.Context, req *elastico.PlacementRequest, out *elastico.Placement) error {
+	s.calls++
+	if s.calls >= s.stallFrom {
+		s.expired = time.Now()
+		s.expire()
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return s.Placer.Place(ctx, req, out)
+}
+
+// TestEpochDeadline: when the deadline passes, Epoch returns at once with
 // the best feasible plan so far, marked Truncated.
 func TestEpochDeadline(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
-	base, _ := New(Config{Predictor: randomPredictor, Tolerance: iac.Tolerance{Tau0: 1.1}})
+	cfg := Config{Predictor: randomPredictor, Tolerance: iac.Tolerance{Tau0: 1.1}}
+	base, _ := New(cfg)
 	st := stateOf(t, base, r, 4, 30)
 	// Every pair of llama jobs interferes (1.4 > 1.1): the first round
 	// finds violations, so a second one starts.
@@ -264,36 +314,56 @@ func TestEpochDeadline(t *testing.T) {
 			st.Jobs[i].Family[k].Family = "llama"
 		}
 	}
-	for _, stallFrom := range []int{1, 2} {
-		solver := &stallSolver{PriceSolver: base.solver, stallFrom: stallFrom}
-		s, _ := New(Config{PriceSolver: solver, Predictor: randomPredictor, Tolerance: iac.Tolerance{Tau0: 1.1}})
-		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-		begin := time.Now()
-		plan, err := s.Epoch(ctx, st)
-		cancel()
+	check := func(name string, plan *elastico.Plan, err error, rounds int) {
+		t.Helper()
 		if err != nil {
-			t.Fatalf("stall from round %d: %v", stallFrom, err)
+			t.Fatalf("%s: %v", name, err)
 		}
-		if el := time.Since(begin); el > 5*time.Second {
-			t.Errorf("stall from round %d: Epoch took %v past a 50ms deadline", stallFrom, el)
-		}
-		if !plan.Stats.Truncated || plan.Stats.Rounds != stallFrom-1 {
-			t.Errorf("stall from round %d: Truncated %v after %d rounds, want true after %d", stallFrom, plan.Stats.Truncated, plan.Stats.Rounds, stallFrom-1)
+		if !plan.Stats.Truncated || plan.Stats.Rounds != rounds {
+			t.Errorf("%s: Truncated %v after %d rounds, want true after %d", name, plan.Stats.Truncated, plan.Stats.Rounds, rounds)
 		}
 		checkPlan(t, st, plan, randomPredictor, 1.1)
-		if stallFrom == 1 {
+		if rounds == 0 {
 			// Nothing was decided: every job keeps what it has.
 			for i, d := range plan.Decisions {
 				if st.Jobs[i].Running != nil && d.Assignment == nil && d.Status.Code != elastico.Preempted {
-					t.Errorf("job %s: %v", d.JobID, d.Status)
+					t.Errorf("%s: job %s: %v", name, d.JobID, d.Status)
 				}
 			}
 		}
 	}
-	// A context already done: the status quo, at once.
-	ctx, cancel := context.WithCancel(context.Background())
+
+	// The prices of round 1 overrun a real deadline: nothing runs before
+	// them but the market's construction, so the deadline passes there or
+	// during them, and no round completes either way.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	s, _ := New(Config{PriceSolver: &stallSolver{PriceSolver: base.solver, stallFrom: 1, expire: func() {}}, Predictor: cfg.Predictor, Tolerance: cfg.Tolerance})
+	begin := time.Now()
+	plan, err := s.Epoch(ctx, st)
 	cancel()
-	plan, err := base.Epoch(ctx, st)
+	if el := time.Since(begin); el > 5*time.Second {
+		t.Errorf("Epoch took %v past a 50ms deadline", el)
+	}
+	check("prices of round 1 stall", plan, err, 0)
+
+	// The deadline passes in the placement of round stallFrom: the rounds
+	// before it make the plan.
+	for _, stallFrom := range []int{1, 2} {
+		ctx := newExpiring()
+		pl, _ := placement.New(placement.Config{MaxSlowdown: 1.1, LoudLastResort: true})
+		stall := &stallPlacer{Placer: pl, stallFrom: stallFrom, expire: ctx.expire}
+		s, _ := New(Config{Placer: stall, Predictor: cfg.Predictor, Tolerance: cfg.Tolerance})
+		plan, err := s.Epoch(ctx, st)
+		if el := time.Since(stall.expired); el > 5*time.Second {
+			t.Errorf("placement of round %d stalls: Epoch returned %v after the deadline", stallFrom, el)
+		}
+		check(fmt.Sprintf("placement of round %d stalls", stallFrom), plan, err, stallFrom-1)
+	}
+
+	// A context already done: the status quo, at once.
+	ctx, cancel = context.WithCancel(context.Background())
+	cancel()
+	plan, err = base.Epoch(ctx, st)
 	if err != nil || !plan.Stats.Truncated || plan.Stats.Rounds != 0 {
 		t.Fatalf("cancelled context: %v, %+v", err, plan)
 	}

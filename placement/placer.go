@@ -212,7 +212,8 @@ type work struct {
 	rkeys  []uint64
 	ridx   []int32
 	keyOf  []float64
-	start  []int32 // item i's GPUs are at[start[i] : start[i]+need]
+	dem    []elastico.Demand // each item's, copied: read often, in no order
+	start  []int32           // item i's GPUs are at[start[i] : start[i]+need]
 	at     []int32
 	placed []bool
 	// Item i's reason is rbuf[rfrom[i]:rto[i]].
@@ -304,6 +305,7 @@ func (w *work) setup(cfg Config, req *elastico.PlacementRequest) error {
 	w.rto = growTo(w.rto, ni)
 	w.rbuf = w.rbuf[:0]
 	w.keyOf = growTo(w.keyOf, ni)
+	w.dem = growTo(w.dem, ni)
 	w.order = w.order[:0]
 	w.failures = w.failures[:0]
 	hasAvoid := false
@@ -314,8 +316,9 @@ func (w *work) setup(cfg Config, req *elastico.PlacementRequest) error {
 			return err
 		}
 		w.start[i] = total
-		total += int32(it.Profile.Demand.GPUs)
-		t := it.Profile.Demand.Total()
+		w.dem[i] = it.Profile.Demand
+		total += int32(w.dem[i].GPUs)
+		t := w.dem[i].Total()
 		w.keyOf[i] = max(t[0]*inv[0], t[1]*inv[1], t[2]*inv[2], t[3]*inv[3])
 		if math.IsNaN(w.keyOf[i]) { // 0 demand × +Inf
 			w.keyOf[i] = t.DominantShare(w.capacity)
@@ -557,7 +560,7 @@ func (w *work) run(ctx context.Context) error {
 	// Phase 1, sticky: items that can stay where they run, largest first.
 	sticky := w.order[:0]
 	for i := range items {
-		if len(items[i].Current) >= items[i].Profile.Demand.GPUs {
+		if len(items[i].Current) >= w.dem[i].GPUs {
 			sticky = append(sticky, int32(i))
 		}
 	}
@@ -608,7 +611,7 @@ func (w *work) sortByKey(s []int32) {
 	}
 	keys := w.keys[:0]
 	for _, i := range s {
-		keys = append(keys, sortKey{share: w.keyOf[i], gpus: int32(w.req.Items[i].Profile.Demand.GPUs), i: i})
+		keys = append(keys, sortKey{share: w.keyOf[i], gpus: int32(w.dem[i].GPUs), i: i})
 	}
 	slices.SortFunc(keys, func(a, b sortKey) int {
 		if a.share != b.share {
@@ -637,9 +640,8 @@ func (w *work) radixSort(s []int32) {
 	w.rkeys = slices.Grow(w.rkeys[:0], 2*n)[:2*n]
 	w.ridx = slices.Grow(w.ridx[:0], n)[:n]
 	keys, tmpKeys := w.rkeys[:n], w.rkeys[n:]
-	items := w.req.Items
 	for k, i := range s {
-		keys[k] = uint64(^uint32(items[i].Profile.Demand.GPUs))
+		keys[k] = uint64(^uint32(w.dem[i].GPUs))
 	}
 	radixPasses(keys, tmpKeys, s, w.ridx, 32)
 	for k, i := range s {
@@ -688,14 +690,14 @@ type sortKey struct {
 // on one node unless it spreads).
 func (w *work) stay(it int32) bool {
 	item := &w.req.Items[it]
-	d := &item.Profile.Demand
+	d := &w.dem[it]
 	out := w.at[w.start[it]:w.start[it+1]]
 	k := 0
 	nodeOf := int32(-1)
 	for _, ref := range item.Current {
 		g := w.global(ref)
 		n := w.gpus[g].node
-		if !item.Job.Spread && nodeOf >= 0 && n != nodeOf {
+		if nodeOf >= 0 && n != nodeOf && !item.Job.Spread {
 			continue
 		}
 		if !w.fitsGPU(it, g, d) || !w.fitsNode(n, 1, d) || w.conflicts(it, g) {
@@ -717,8 +719,8 @@ func (w *work) stay(it int32) bool {
 
 func (w *work) placeItem(it int32) {
 	item := &w.req.Items[it]
-	d := &item.Profile.Demand
-	sh := shape{spread: item.Job.Spread || d.GPUs == 1, need: d.GPUs, sm: d.SM, mem: d.GPUMemory, cpu: d.CPU, ram: d.RAM}
+	d := &w.dem[it]
+	sh := shape{spread: d.GPUs == 1 || item.Job.Spread, need: d.GPUs, sm: d.SM, mem: d.GPUMemory, cpu: d.CPU, ram: d.RAM}
 	for _, f := range w.failures {
 		if f.covers(sh) {
 			w.why(it, false)
@@ -1023,7 +1025,7 @@ func (w *work) tryNode(it int32, n int32, d *elastico.Demand, avoided *bool) boo
 // items may wait in a large cluster, each with its own numbers).
 func (w *work) why(it int32, avoided bool) {
 	item := &w.req.Items[it]
-	d := &item.Profile.Demand
+	d := &w.dem[it]
 	b := w.rbuf
 	w.rfrom[it] = int32(len(b))
 	switch {
