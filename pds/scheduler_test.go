@@ -464,3 +464,52 @@ func TestEpochAdaptiveTolerance(t *testing.T) {
 		})
 	}
 }
+
+// countingSolver counts a PriceSolver's calls.
+type countingSolver struct {
+	elastico.PriceSolver
+	calls int
+}
+
+func (s *countingSolver) Solve(ctx context.Context, m *elastico.Market, sol *elastico.Solution) error {
+	s.calls++
+	return s.PriceSolver.Solve(ctx, m, sol)
+}
+
+// TestEpochLocalRound: the round after a violation re-prices only the
+// violating pair's jobs. In the paper's case (x/fast slows beside y; x's
+// penalized fast configuration gives way to lean) the second round settles
+// with no second call to the price solver; where the local round leaves a
+// violation (every pair of jobs interferes), a full round follows it.
+func TestEpochLocalRound(t *testing.T) {
+	st, pred := scenarioState(t, "interference-reshaped")
+	def, _ := New(Config{})
+	solver := &countingSolver{PriceSolver: def.solver}
+	s, _ := New(Config{PriceSolver: solver, Predictor: pred})
+	plan, err := s.Epoch(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := outcome(plan)
+	want := map[string]string{"x": "lean@g0", "y": "kv30@g0"}
+	if diff := cmp.Diff(want, got); diff != "" || plan.Stats.Rounds != 2 || solver.calls != 1 {
+		t.Errorf("rounds %d, price solver called %d times (want 2 rounds, 1 call); plan (-want +got):\n%s", plan.Stats.Rounds, solver.calls, diff)
+	}
+
+	// x and y both run on the one GPU, and x slows beside y under either
+	// of its configurations: the local round (x reshaped where it runs)
+	// finds a violation again, and a full round (a second call) follows.
+	st.Jobs[0].Running = &elastico.Assignment{ConfigID: "fast", GPUs: []string{"g0"}}
+	st.Jobs[1].Running = &elastico.Assignment{ConfigID: "kv30", GPUs: []string{"g0"}}
+	pred = tablePredictor{"x/fast|y": 1.8, "x/lean|y": 1.5}
+	solver = &countingSolver{PriceSolver: def.solver}
+	s, _ = New(Config{PriceSolver: solver, Predictor: pred})
+	plan, err = s.Epoch(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Stats.Rounds != 3 || solver.calls != 2 {
+		t.Errorf("rounds %d, price solver called %d times; want 3 rounds (full, local, full), 2 calls", plan.Stats.Rounds, solver.calls)
+	}
+	checkPlan(t, st, plan, pred, s.Config().Tolerance.Tau0)
+}
