@@ -50,7 +50,7 @@ func (m *MLP) Predict(v *Vector) float64 {
 
 // SlowdownBatch fills dst[i] with Slowdown(victims[i], aggressors[i]) and
 // returns dst, grown if it is too short. It allocates nothing when dst has
-// room.
+// room, and shares its scratch space across the batch.
 func (m *MLP) SlowdownBatch(dst []float64, victims, aggressors []*elastico.Profile) ([]float64, error) {
 	if len(victims) != len(aggressors) {
 		return dst, fmt.Errorf("iac: SlowdownBatch: %d victims but %d aggressors", len(victims), len(aggressors))
@@ -59,30 +59,54 @@ func (m *MLP) SlowdownBatch(dst []float64, victims, aggressors []*elastico.Profi
 		dst = make([]float64, len(victims))
 	}
 	dst = dst[:len(victims)]
+	var (
+		v    Vector
+		in   [maxInputs]float64
+		a, b [MaxWidth]float64
+	)
+	x := in[:len(m.cols)]
 	for i := range victims {
 		if victims[i] == nil || aggressors[i] == nil {
 			return dst, fmt.Errorf("iac: SlowdownBatch: pair %d: nil profile", i)
 		}
-		dst[i] = m.Slowdown(victims[i], aggressors[i])
+		v.Build(victims[i], aggressors[i])
+		encode(x, &v, m.cols)
+		dst[i] = min(m.forwardInto(x, a[:], b[:]), m.maxSlowdown)
 	}
 	return dst, nil
 }
 
-// forward runs the network on standardized inputs.
+// forward runs the network on standardized inputs. The activations live in
+// arrays on the stack, sized for the model's widest layer (Go zeroes them
+// on every call).
 func (m *MLP) forward(in []float64) float64 {
-	var bufA, bufB [MaxWidth]float64
+	if m.widest() <= smallWidth {
+		var a, b [smallWidth]float64
+		return m.forwardInto(in, a[:], b[:])
+	}
+	var a, b [MaxWidth]float64
+	return m.forwardInto(in, a[:], b[:])
+}
+
+// smallWidth is the stack buffer for models no wider than the default.
+const smallWidth = 64
+
+func (m *MLP) widest() int {
+	w := 0
+	for i := range m.layers {
+		w = max(w, m.layers[i].Out)
+	}
+	return w
+}
+
+func (m *MLP) forwardInto(in, cur, next []float64) float64 {
 	x := in
-	cur, next := bufA[:], bufB[:]
 	last := len(m.layers) - 1
 	for li := 0; li < last; li++ {
 		l := &m.layers[li]
 		out := cur[:l.Out]
 		affine(out, l, x)
-		for j, a := range out {
-			if a < 0 {
-				out[j] = 0
-			}
-		}
+		relu(out)
 		x = out
 		cur, next = next, cur
 	}
@@ -90,6 +114,16 @@ func (m *MLP) forward(in []float64) float64 {
 	var z [1]float64
 	affine(z[:], l, x)
 	return 1 + softplus(z[0])
+}
+
+// relu zeroes the negative entries without a branch (the signs are
+// unpredictable, and a mispredicted branch per unit cost more than the
+// arithmetic): the sign bit, spread over the word, masks the value away.
+func relu(x []float64) {
+	for j, a := range x {
+		b := math.Float64bits(a)
+		x[j] = math.Float64frombits(b &^ uint64(int64(b)>>63))
+	}
 }
 
 // affine computes out = Wᵀ·x + b with W stored input-major (W[k*Out+j]
@@ -106,7 +140,16 @@ func affine(out []float64, l *layer, x []float64) {
 			continue
 		}
 		w := l.W[k*m : k*m+m]
-		for j := range out {
+		w = w[:len(out)] // lets the compiler drop the bounds checks
+		j := 0
+		for ; j+4 <= len(out); j += 4 {
+			o, ww := out[j:j+4:j+4], w[j:j+4:j+4]
+			o[0] += float64(ww[0] * xk)
+			o[1] += float64(ww[1] * xk)
+			o[2] += float64(ww[2] * xk)
+			o[3] += float64(ww[3] * xk)
+		}
+		for ; j < len(out); j++ {
 			out[j] += float64(w[j] * xk)
 		}
 	}
