@@ -83,6 +83,22 @@ type Config struct {
 	// (0, 1].
 	PenaltyDecay float64
 
+	// Pinned is for hosts that can neither move nor stop a running job
+	// (Slurm 22.05 never takes a GPU from a job's GRES; see
+	// examples/slurm): Epoch then never plans a migration, a preemption or
+	// a shrink to fewer GPUs. A running job keeps every GPU it holds: it
+	// keeps running as it is, is reconfigured in place on the same GPUs,
+	// or grows onto more of them (all of its own among them). Only a job
+	// the State itself runs against the rules (more on a GPU or node than
+	// it holds, a gang across nodes that does not allow Spread, below its
+	// floor) is left out, when no reshape in place mends it. Two running
+	// jobs that already share
+	// a GPU stay together even when predicted above tolerance, since
+	// neither can leave; Γ still prices their interference, so the market
+	// may reshape them in place, and a reshape that makes it worse is
+	// undone.
+	Pinned bool
+
 	// Clock times the phases for Plan.Stats, and nothing else: no decision
 	// depends on it. Nil: time.Now.
 	Clock func() time.Time

@@ -65,6 +65,11 @@
 // the same. When the context's deadline passes, it returns the best
 // feasible plan found so far, marked Stats.Truncated.
 //
+// Config.Pinned is for hosts that can neither move nor stop a running job
+// (Slurm 22.05 never takes a GPU from a job): no plan then migrates,
+// preempts or shrinks one; it may reshape it on its GPUs or grow it onto
+// more.
+//
 // Config.Ablation switches components off one at a time, for the
 // simulator's ablation study.
 package pds

@@ -71,6 +71,8 @@ type epoch struct {
 	best      result // the best feasible plan so far
 	cur       result // the round in progress
 	alt       result // a local round (see localRound)
+	pinBack   []bool // per job: put back as the State has it (see pin)
+	pinForce  []bool // per job: pin puts it back whatever the placer did
 	localFam  []int32
 	prev      result // the last placement, where the next one starts
 	hasPrev   bool
@@ -142,6 +144,7 @@ func (e *epoch) init(s *Scheduler, st *elastico.State) {
 	e.truncated = false
 	e.hasPrev = false
 	e.violated = e.violated[:0]
+	e.pinForce = grow(e.pinForce, len(st.Jobs))
 	e.stats = elastico.Stats{}
 	e.overs, e.maxJobs = 1, 0
 	if p, ok := s.placer.(*placement.Placer); ok {
@@ -240,7 +243,8 @@ func (e *epoch) run(ctx context.Context) (*elastico.Plan, error) {
 }
 
 // statusQuo makes the fallback plan: every running job where it runs, in
-// the State's order, unless the State over-commits a GPU or node.
+// the State's order, unless the State runs it against the rules (see
+// cannotStay).
 func (e *epoch) statusQuo() {
 	n := len(e.st.Jobs)
 	b := &e.best
@@ -258,10 +262,9 @@ func (e *epoch) statusQuo() {
 			b.reason[j] = "the epoch's deadline passed before the job was considered"
 			continue
 		}
-		p := &js.job.Family[js.cur]
-		if why := acc.add(js.curGPUs, p); why != "" {
+		if why := e.stays(acc, j); why != "" {
 			b.code[j] = elastico.Unplaceable
-			b.reason[j] = "the State over-commits: " + why
+			b.reason[j] = why
 			continue
 		}
 		b.choice[j] = js.cur
@@ -454,19 +457,26 @@ options:
 	if best < 0 && js.running && js.curOpt >= 0 && w*e.options[js.curOpt].Goodput-(e.base[js.curOpt]+e.learned[js.curOpt]) > 0 {
 		best = js.curOpt
 	}
-	if best < 0 {
-		return -1
+	switch {
+	case best >= 0:
+		return e.optFam[best]
+	case e.cfg.Pinned && js.curOpt >= 0:
+		return js.cur
 	}
-	return e.optFam[best]
+	return -1
 }
 
 // choiceFamily returns job j's chosen family index this round, or -1.
 func (e *epoch) choiceFamily(j int) int32 {
-	b := e.jobs[j].bidder
-	if b < 0 || e.choice[b] < 0 {
-		return -1
+	js := &e.jobs[j]
+	if b := js.bidder; b >= 0 && e.choice[b] >= 0 {
+		return e.optFam[js.first+e.choice[b]]
 	}
-	return e.optFam[e.jobs[j].first+e.choice[b]]
+	if e.cfg.Pinned && js.curOpt >= 0 {
+		// It cannot be stopped: it stays as it runs.
+		return js.cur
+	}
+	return -1
 }
 
 // buildItems makes the placement request for the jobs that chose a
@@ -597,6 +607,9 @@ func (e *epoch) takePlacement(r *result, m int) error {
 			r.gpus[j] = r.slab[off : off+k : off+k]
 			off += k
 		}
+	}
+	if e.cfg.Pinned {
+		e.pin(r)
 	}
 	r.score = e.score(r)
 	return nil

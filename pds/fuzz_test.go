@@ -104,13 +104,17 @@ func bytesState(data []byte) *elastico.State {
 
 // FuzzEpoch: Epoch never panics; it rejects a State that fails validation
 // with an error wrapping elastico.ErrInvalid, and on any other State
-// returns a plan that keeps every guarantee. Seeds are in
+// returns a plan that keeps every guarantee, pinned or not. Seeds are in
 // testdata/fuzz/FuzzEpoch; go test -fuzz FuzzEpoch ./pds explores more.
 func FuzzEpoch(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{2, 10, 200, 2, 100, 0, 100, 1, 3, 0, 2, 1, 1, 60, 100, 40, 80, 200, 250, 0, 1, 0})
 	f.Add([]byte{1, 0, 255, 254, 1, 253, 0, 5, 2, 2, 1, 255, 3})
 	s, err := New(Config{Predictor: randomPredictor, Tolerance: iac.Tolerance{Tau0: 1.2}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	pinned, err := New(Config{Predictor: randomPredictor, Tolerance: iac.Tolerance{Tau0: 1.2}, Pinned: true})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -127,6 +131,11 @@ func FuzzEpoch(f *testing.F) {
 			t.Fatalf("valid State rejected: %v", err)
 		default:
 			checkPlan(t, st, plan, randomPredictor, 1.2)
+			plan, err := pinned.Epoch(context.Background(), st)
+			if err != nil {
+				t.Fatalf("valid State rejected (Pinned): %v", err)
+			}
+			checkPinned(t, st, plan, randomPredictor, 1.2)
 		}
 	})
 }

@@ -161,6 +161,10 @@ func (e *epoch) check(r *result) {
 			continue
 		}
 		if e.asBefore(r, g, on) {
+			if e.cfg.Pinned {
+				// Neither can leave (see Config.Pinned).
+				continue
+			}
 			cur := e.curRes[e.curOff[g]:e.curOff[g+1]]
 			sq := e.sq[e.sqOff[g]:]
 			for x, a := range cur {
@@ -174,7 +178,7 @@ func (e *epoch) check(r *result) {
 		}
 		for _, a := range on {
 			for _, b := range on {
-				if a == b {
+				if a == b || e.cfg.Pinned && e.asIs(r, a, g) && e.asIs(r, b, g) {
 					continue
 				}
 				if s := e.memo.slowdown(a, r.choice[a], b, r.choice[b]); s > e.tau {
@@ -243,15 +247,41 @@ func (e *epoch) resolve(ctx context.Context) error {
 		}
 		e.best, *nr = *nr, e.best
 	}
-	if len(e.viol) == 0 {
-		return nil
+	b := &e.best
+	for len(e.viol) > 0 && e.deferNewcomers() {
+		// Under Config.Pinned a running job is put back as the State has
+		// it rather than deferred; that may make others wait, or meet a
+		// new neighbour: check again.
+		e.pin(b)
+		b.score = e.score(b)
+		e.check(b)
 	}
+	e.viol = e.viol[:0]
+	return nil
+}
+
+// deferNewcomers defers the newcomer of every violating pair left in the
+// best plan. Under Config.Pinned a running newcomer is not deferred but
+// marked to be put back where it ran (pinForce); it reports whether one
+// was.
+func (e *epoch) deferNewcomers() (putBack bool) {
 	b := &e.best
 	for _, v := range e.viol {
 		if b.gpus[v.victim] == nil || b.gpus[v.aggressor] == nil {
 			continue
 		}
 		d := e.newcomer(v)
+		if e.cfg.Pinned && e.jobs[d].running {
+			// check left out the pairs both of which are as before, so
+			// one of them is not.
+			if e.asIs(b, d, v.gpu) {
+				d = v.victim + v.aggressor - d
+			}
+			if !e.pinForce[d] {
+				e.pinForce[d], putBack = true, true
+			}
+			continue
+		}
 		gpu := e.gpuOf(v.gpu).ID
 		if d == v.victim {
 			b.reason[d] = fmt.Sprintf("its predicted slowdown beside job %q on GPU %s is %.3g, above the tolerance %.3g", e.jobs[v.aggressor].job.ID, gpu, v.slowdown, e.tau)
@@ -262,8 +292,7 @@ func (e *epoch) resolve(ctx context.Context) error {
 		b.gpus[d] = nil
 		b.choice[d] = -1
 	}
-	e.viol = e.viol[:0]
-	return nil
+	return putBack
 }
 
 // newcomer picks the job of a violating pair to defer: the one that did not

@@ -95,6 +95,9 @@ func (e *epoch) buildMarket() {
 			} else {
 				why = ch.Why(p, job.Floor, job.Spread)
 			}
+			if why == "" && e.cfg.Pinned && js.running && p.Demand.GPUs < len(js.curGPUs) {
+				why = fmt.Sprintf("needs %d GPUs; the job holds %d and cannot give any up (Config.Pinned)", p.Demand.GPUs, len(js.curGPUs))
+			}
 			if why != "" {
 				js.infeasible = append(js.infeasible, p.Config.ID+": "+why)
 				continue

@@ -3,6 +3,7 @@ package pds
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/rst"
@@ -200,6 +201,8 @@ func (e *epoch) whyWaiting(j int32) elastico.Status {
 	b := &e.best
 	var st elastico.Status
 	switch {
+	case strings.HasPrefix(b.reason[j], cannotStay):
+		st = elastico.Status{Code: b.code[j], Reasons: []string{b.reason[j]}}
 	case js.bidder < 0:
 		st = elastico.Status{Code: elastico.Infeasible, Reasons: slices.Clone(js.infeasible)}
 		if len(st.Reasons) == 0 {
