@@ -41,10 +41,11 @@ func (s *State) Validate() error {
 		if n.ID == "" {
 			return invalid("node", "", path(), "is empty")
 		}
-		if nodes[n.ID] {
+		// One map operation per ID: a new key grows the map.
+		seen := len(nodes)
+		if nodes[n.ID] = true; len(nodes) == seen {
 			return invalid("node", n.ID, path(), "is a duplicate")
 		}
-		nodes[n.ID] = true
 		if r := checkNumber(n.CPU); r != "" {
 			return invalid("node", n.ID, "CPU", r)
 		}
@@ -56,10 +57,10 @@ func (s *State) Validate() error {
 			if g.ID == "" {
 				return invalid("node", n.ID, "GPUs["+strconv.Itoa(k)+"].ID", "is empty")
 			}
-			if gpus[g.ID] != nil {
+			seen := len(gpus)
+			if gpus[g.ID] = g; len(gpus) == seen {
 				return invalid("gpu", g.ID, "ID", "is a duplicate")
 			}
-			gpus[g.ID] = g
 			if r := checkNumber(g.Memory); r != "" {
 				return invalid("gpu", g.ID, "Memory", r)
 			}
@@ -85,10 +86,10 @@ func (s *State) Validate() error {
 		if j.ID == "" {
 			return invalid("job", "", fmt.Sprintf("Jobs[%d].ID", i), "is empty")
 		}
-		if jobs[j.ID] {
+		seen := len(jobs)
+		if jobs[j.ID] = true; len(jobs) == seen {
 			return invalid("job", j.ID, "ID", "is a duplicate")
 		}
-		jobs[j.ID] = true
 		if err := j.validate(gpus); err != nil {
 			return err
 		}
@@ -151,8 +152,9 @@ func (j *Job) validate(gpus map[string]*GPU) error {
 
 // duplicateConfig returns the index of the first profile whose configuration
 // ID an earlier profile already has. Families are small (K̄ ≈ 8), so a
-// quadratic scan beats building a map for every job on every epoch; large
-// families fall back to a map.
+// quadratic scan over a hash of each ID beats building a map for every job
+// on every epoch (and comparing the strings themselves: IDs of one family
+// tend to have one length); large families fall back to a map.
 func duplicateConfig(family []Profile) (int, bool) {
 	if len(family) > 32 {
 		seen := make(map[string]bool, len(family))
@@ -164,9 +166,16 @@ func duplicateConfig(family []Profile) (int, bool) {
 		}
 		return 0, false
 	}
-	for k := 1; k < len(family); k++ {
+	var hash [32]uint64
+	for k := range family {
+		id := family[k].Config.ID
+		h := uint64(14695981039346656037) // FNV-1a
+		for i := 0; i < len(id); i++ {
+			h = (h ^ uint64(id[i])) * 1099511628211
+		}
+		hash[k] = h
 		for i := range k {
-			if family[i].Config.ID == family[k].Config.ID {
+			if hash[i] == h && family[i].Config.ID == id {
 				return k, true
 			}
 		}
