@@ -46,6 +46,7 @@ type epoch struct {
 	sqOff          []int32
 	fill           []int32         // scratch for building a CSR
 	lgpus          []rst.LaunchGPU // scratch for launch
+	whyCache       map[unaffordable]string
 
 	market  elastico.Market
 	options []elastico.Option // every bidder's options, flat
@@ -146,6 +147,7 @@ func (e *epoch) init(s *Scheduler, st *elastico.State) {
 	e.violated = e.violated[:0]
 	e.pinForce = grow(e.pinForce, len(st.Jobs))
 	e.stats = elastico.Stats{}
+	clear(e.whyCache)
 	e.overs, e.maxJobs = 1, 0
 	if p, ok := s.placer.(*placement.Placer); ok {
 		e.overs, e.maxJobs = p.Config().Oversubscription, p.Config().MaxJobsPerGPU

@@ -209,16 +209,25 @@ func (e *epoch) whyWaiting(j int32) elastico.Status {
 			st.Reasons = []string{"no configuration to choose from"}
 		}
 	case b.code[j] == elastico.Unaffordable && b.reason[j] == "":
-		pr := b.prices
-		var why string
-		if e.cfg.Ablation.GreedyFirstFit {
-			why = fmt.Sprintf("none of its %d configurations fits the capacity left (greedy first fit)", js.n)
-		} else {
-			why = fmt.Sprintf("at this epoch's prices (SM %.3g, GPUMemory %.3g, CPU %.3g, RAM %.3g per unit of capacity) none of its %d configurations is worth its resources",
-				pr[elastico.SM], pr[elastico.GPUMemory], pr[elastico.CPU], pr[elastico.RAM], js.n)
-		}
-		if !js.running && !e.cfg.Ablation.NoReservation {
-			why += ", and its smallest does not fit the headroom left"
+		// Thousands of jobs may wait for the same reason: it is worded
+		// once per number of configurations.
+		key := unaffordable{n: js.n, waiting: !js.running}
+		why, ok := e.whyCache[key]
+		if !ok {
+			pr := b.prices
+			if e.cfg.Ablation.GreedyFirstFit {
+				why = fmt.Sprintf("none of its %d configurations fits the capacity left (greedy first fit)", js.n)
+			} else {
+				why = fmt.Sprintf("at this epoch's prices (SM %.3g, GPUMemory %.3g, CPU %.3g, RAM %.3g per unit of capacity) none of its %d configurations is worth its resources",
+					pr[elastico.SM], pr[elastico.GPUMemory], pr[elastico.CPU], pr[elastico.RAM], js.n)
+			}
+			if !js.running && !e.cfg.Ablation.NoReservation {
+				why += ", and its smallest does not fit the headroom left"
+			}
+			if e.whyCache == nil {
+				e.whyCache = map[unaffordable]string{}
+			}
+			e.whyCache[key] = why
 		}
 		st = elastico.Status{Code: elastico.Unaffordable, Reasons: []string{why}}
 	default:
@@ -232,6 +241,12 @@ func (e *epoch) whyWaiting(j int32) elastico.Status {
 		st = elastico.Status{Code: elastico.Preempted, Reasons: reasons}
 	}
 	return st
+}
+
+// unaffordable keys the wording of an Unaffordable status in one plan.
+type unaffordable struct {
+	n       int32
+	waiting bool
 }
 
 // carry returns what the next epoch starts from: the final prices, and
@@ -250,7 +265,7 @@ func (e *epoch) carry() elastico.Carry {
 			}
 			m := c.Penalties[js.job.ID]
 			if m == nil {
-				m = map[string]float64{}
+				m = make(map[string]float64, js.first+js.n-o)
 				c.Penalties[js.job.ID] = m
 			}
 			m[js.job.Family[e.optFam[o]].Config.ID] = v
