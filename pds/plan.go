@@ -201,7 +201,7 @@ func (e *epoch) whyWaiting(j int32) elastico.Status {
 	b := &e.best
 	var st elastico.Status
 	switch {
-	case strings.HasPrefix(b.reason[j], cannotStay):
+	case js.running && strings.HasPrefix(b.reason[j], cannotStay):
 		st = elastico.Status{Code: b.code[j], Reasons: []string{b.reason[j]}}
 	case js.bidder < 0:
 		st = elastico.Status{Code: elastico.Infeasible, Reasons: slices.Clone(js.infeasible)}
