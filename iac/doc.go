@@ -116,7 +116,63 @@
 // Recommendation (23 %) and CycleGAN (23 %); LM (6.3 %) and ResNet-18
 // (9.4 %) do well.
 //
-// LOFOPLACEHOLDER
+// On a family never seen the 12 % target is met on K80 only, on average:
+// leave-one-family-out MAPE (train on every pair that touches none of the
+// family's jobs, test on every pair that touches one), MLP / GBDT / linear:
+//
+//	held out        V100               P100               K80
+//	A3C              33.0 37.5 45.4    12.3 12.3  9.4     16.4 13.7 14.5
+//	CycleGAN        130.2 53.8 75.1    20.7 10.6 32.0     10.8  9.9 13.0
+//	LM               22.4 23.8 25.6    15.0 18.2 19.2     10.3 10.6 11.7
+//	Recommendation   37.2 51.6 57.9    36.9 39.1 39.5     21.8 17.6 19.1
+//	ResNet-18        72.9 64.5 62.5    16.4 12.1 16.2      8.3  7.4  8.1
+//	ResNet-50        36.3 40.8 37.1    12.0 13.0 14.9      6.9  6.4  7.6
+//	Transformer      90.9 77.4 89.1    16.2 16.2 18.1      7.0  9.6  8.4
+//	mean             60.4 49.9 56.1    18.5 17.4 21.3     11.7 10.7 11.8
+//
+// Why: what makes a pair interfere is how much of the GPU each job uses,
+// and nothing in Gavel measures it. Batch size, parameter count and
+// isolated throughput identify the training families rather than describe
+// their resource use, so a new family is an interpolation between unrelated
+// ones: on V100, 70 of ResNet-18's 130 directions show no slowdown at all
+// (its small CIFAR batches leave the GPU idle), and no other family looks
+// like that; Recommendation is slowed up to 11× by LM and is the worst
+// family everywhere. V100's roughness (above) adds to it.
+//
+// What would fix it: the hardware counters of the feature vector (SM and
+// DRAM activity, memory, power), which describe resource use whatever the
+// family; a user's profiles.csv carries them and the model takes them as
+// inputs. Two experiments on Gavel (scripts not shipped) point the same
+// way: giving each job one measured utilization proxy, its speed next to a
+// copy of itself, lowered the V100 mean from 58 % to 41 % (ResNet-18 68 → 29,
+// Transformer 90 → 42, CycleGAN 119 → 53, self pairs left out of both arms)
+// but not Recommendation or A3C, so one number is not enough; dropping the
+// parameter count (a family identifier) lowered it to 41 % as well but
+// raised the V100 5-fold error from 13.2 % to 19.9 % and worsened P100 on
+// both counts, so it stays.
+//
+// Across GPU types the MLP is worse than the linear baseline, which
+// extrapolates more gently (MAPE, MLP / GBDT / linear):
+//
+//	train V100, test P100          41.6  30.2  18.1
+//	train V100, test K80           30.2  24.5  19.2
+//	train P100+K80, test V100      38.3  37.5  37.8   (the embedded model's recipe)
+//
+// The isolated throughputs shift with the GPU and V100's co-located speeds
+// are higher on average (0.66 against 0.60 on P100 and 0.54 on K80), so a
+// model of one GPU type is a poor model of another: retrain on the target
+// cluster's own pairs ([Fit]), which is what in-distribution numbers above
+// measure. A replay whose ground truth is Gavel's V100 pairs should expect
+// the embedded model to be off by about 38 %.
+//
+// # Cost
+//
+// go test -bench 'Slowdown' -benchmem ./iac on this project's shared
+// 2-core 2.3 GHz Xeon VM, best of 5: one prediction of the embedded model
+// about 1.1 µs with 0 allocations; 1,000 pairs (SlowdownBatch) about
+// 1.05 ms; a 64×32 model fed every feature and mask (70 inputs) about
+// 1.9 µs. The first layer costs inputs × 64 multiply-adds, the second
+// 64 × 32 less the inputs ReLU zeroed.
 //
 // # Tolerance
 //

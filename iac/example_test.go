@@ -30,7 +30,7 @@ func ExampleDefault() {
 	}
 	// Output:
 	// ResNet-50 next to the LM runs 1.29× slower
-	// the LM next to ResNet-50 runs 2.84× slower
+	// the LM next to ResNet-50 runs 2.85× slower
 	// queue pressure 0: τ = 1.111, share: false
 	// queue pressure 1: τ = 1.611, share: false
 }

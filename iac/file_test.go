@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,8 +58,18 @@ func TestModelFileRefusesTruncated(t *testing.T) {
 	}
 }
 
+// tinyModel is a model small enough to corrupt every byte of its file.
+func tinyModel(t *testing.T) *MLP {
+	t.Helper()
+	m, err := Train(synthetic(2, 2, 1).Samples(), TrainConfig{Hidden: []int{3, 2}, MaxEpochs: 5}, rand.New(rand.NewPCG(1, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 func TestModelFileRefusesFlippedByte(t *testing.T) {
-	b := encoded(t, trainQuick(t, 1))
+	b := encoded(t, tinyModel(t))
 	for i := 0; i < len(b)-1; i++ { // every byte but the final newline
 		c := bytes.Clone(b)
 		c[i] ^= 0x04

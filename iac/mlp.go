@@ -156,11 +156,14 @@ func affine(out []float64, l *layer, x []float64) {
 }
 
 // softplus is log(1 + e^z), computed without overflow.
+// Every use adds 1, so absolute precision is what counts: math.Log(1+e)
+// gives it, at a quarter of math.Log1p's cost (which has no assembly
+// version on amd64).
 func softplus(z float64) float64 {
 	if z > 0 {
-		return z + math.Log1p(math.Exp(-z))
+		return z + math.Log(1+math.Exp(-z))
 	}
-	return math.Log1p(math.Exp(z))
+	return math.Log(1 + math.Exp(z))
 }
 
 // sigmoid is softplus's derivative.
