@@ -47,6 +47,7 @@ type epoch struct {
 	fill           []int32         // scratch for building a CSR
 	lgpus          []rst.LaunchGPU // scratch for launch
 	whyCache       map[unaffordable]string
+	famVal         []float64 // per slot (see memo): w·G̃ of the option, 0 if none
 
 	market  elastico.Market
 	options []elastico.Option // every bidder's options, flat
@@ -632,13 +633,10 @@ func (e *epoch) score(r *result) float64 {
 
 // valueOf is w·G̃ of job j under family index k (0 if k is not an option).
 func (e *epoch) valueOf(j, k int32) float64 {
-	js := &e.jobs[j]
-	for o := js.first; o < js.first+js.n; o++ {
-		if e.optFam[o] == k {
-			return js.job.EffectiveWeight() * e.options[o].Goodput
-		}
+	if k < 0 {
+		return 0
 	}
-	return 0
+	return e.famVal[e.memo.base[j]+uint32(k)]
 }
 
 // keptApart says which jobs j is kept apart from, and why.

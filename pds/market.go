@@ -224,6 +224,16 @@ func (e *epoch) buildMarket() {
 
 	e.waitingOrder()
 
+	// w·G̃ of every option, by slot, for valueOf.
+	e.famVal = grow(e.famVal, len(e.memo.pid))
+	for j := range e.jobs {
+		js := &e.jobs[j]
+		w := js.job.EffectiveWeight()
+		for o := js.first; o < js.first+js.n; o++ {
+			e.famVal[e.memo.base[j]+uint32(e.optFam[o])] = w * e.options[o].Goodput
+		}
+	}
+
 	// The market, its bidders' options sliced from the flat array.
 	e.market.Capacity = e.effCap
 	e.market.Bidders = grow(e.market.Bidders, len(e.bidJob))
