@@ -60,9 +60,9 @@ func (m *MLP) SlowdownBatch(dst []float64, victims, aggressors []*elastico.Profi
 	}
 	dst = dst[:len(victims)]
 	var (
-		v    Vector
-		in   [maxInputs]float64
-		a, b [MaxWidth]float64
+		v  Vector
+		in [maxInputs]float64
+		s  scratch[[MaxWidth]float64, [MaxWidth]int32]
 	)
 	x := in[:len(m.cols)]
 	for i := range victims {
@@ -71,21 +71,27 @@ func (m *MLP) SlowdownBatch(dst []float64, victims, aggressors []*elastico.Profi
 		}
 		v.Build(victims[i], aggressors[i])
 		encode(x, &v, m.cols)
-		dst[i] = min(m.forwardInto(x, a[:], b[:]), m.maxSlowdown)
+		dst[i] = min(m.forwardInto(x, s.a[:], s.b[:], s.nz[:]), m.maxSlowdown)
 	}
 	return dst, nil
 }
 
-// forward runs the network on standardized inputs. The activations live in
-// arrays on the stack, sized for the model's widest layer (Go zeroes them
-// on every call).
+// forward runs the network on standardized inputs. The scratch space lives
+// in arrays on the stack, sized for the model's widest layer (Go zeroes
+// them on every call).
 func (m *MLP) forward(in []float64) float64 {
 	if m.widest() <= smallWidth {
-		var a, b [smallWidth]float64
-		return m.forwardInto(in, a[:], b[:])
+		var s scratch[[smallWidth]float64, [smallWidth]int32]
+		return m.forwardInto(in, s.a[:], s.b[:], s.nz[:])
 	}
-	var a, b [MaxWidth]float64
-	return m.forwardInto(in, a[:], b[:])
+	var s scratch[[MaxWidth]float64, [MaxWidth]int32]
+	return m.forwardInto(in, s.a[:], s.b[:], s.nz[:])
+}
+
+// scratch holds two layers' activations and a list of nonzero inputs.
+type scratch[F, I any] struct {
+	a, b F
+	nz   I
 }
 
 // smallWidth is the stack buffer for models no wider than the default.
@@ -99,26 +105,33 @@ func (m *MLP) widest() int {
 	return w
 }
 
-func (m *MLP) forwardInto(in, cur, next []float64) float64 {
-	x := in
+func (m *MLP) forwardInto(in, cur, next []float64, nz []int32) float64 {
+	affine(cur[:m.layers[0].Out], &m.layers[0], in)
 	last := len(m.layers) - 1
-	for li := 0; li < last; li++ {
-		l := &m.layers[li]
-		out := cur[:l.Out]
-		affine(out, l, x)
-		relu(out)
-		x = out
+	for li := 1; ; li++ {
+		x := cur[:m.layers[li-1].Out]
+		relu(x)
+		// After a ReLU about half the inputs are zero: list the others
+		// without a branch (one branch per input would be mispredicted
+		// half the time) and multiply only them.
+		n := 0
+		for k, xk := range x {
+			b := math.Float64bits(xk) << 1 // without the sign: -0 is zero too
+			nz[n] = int32(k)
+			n += int((b | -b) >> 63)
+		}
+		if li == last {
+			var z [1]float64
+			affineSparse(z[:], &m.layers[li], x, nz[:n])
+			return 1 + softplus(z[0])
+		}
+		affineSparse(next[:m.layers[li].Out], &m.layers[li], x, nz[:n])
 		cur, next = next, cur
 	}
-	l := &m.layers[last]
-	var z [1]float64
-	affine(z[:], l, x)
-	return 1 + softplus(z[0])
 }
 
 // relu zeroes the negative entries without a branch (the signs are
-// unpredictable, and a mispredicted branch per unit cost more than the
-// arithmetic): the sign bit, spread over the word, masks the value away.
+// unpredictable): the sign bit, spread over the word, masks the value away.
 func relu(x []float64) {
 	for j, a := range x {
 		b := math.Float64bits(a)
@@ -127,11 +140,12 @@ func relu(x []float64) {
 }
 
 // affine computes out = Wᵀ·x + b with W stored input-major (W[k*Out+j]
-// is the weight from input k to unit j): one pass per input, skipping the
-// inputs ReLU zeroed, with no chain of dependent additions. The explicit
-// float64 conversion forbids fused multiply-add, so that training gives the
-// same bits wherever the compiler would fuse (the training program
-// reproduces the embedded model).
+// is the weight from input k to unit j): one pass per input (an axpy, four
+// at a time, written out in both functions: a call per input would cost
+// more than it), with no chain of dependent additions, skipping zero inputs
+// (missing values) like affineSparse does. The explicit float64 conversion forbids fused
+// multiply-add, so that training gives the same bits wherever the compiler
+// would fuse (the training program reproduces the embedded model).
 func affine(out []float64, l *layer, x []float64) {
 	m := len(out)
 	copy(out, l.B)
@@ -139,6 +153,29 @@ func affine(out []float64, l *layer, x []float64) {
 		if xk == 0 {
 			continue
 		}
+		w := l.W[k*m : k*m+m]
+		w = w[:len(out)] // lets the compiler drop the bounds checks
+		j := 0
+		for ; j+4 <= len(out); j += 4 {
+			o, ww := out[j:j+4:j+4], w[j:j+4:j+4]
+			o[0] += float64(ww[0] * xk)
+			o[1] += float64(ww[1] * xk)
+			o[2] += float64(ww[2] * xk)
+			o[3] += float64(ww[3] * xk)
+		}
+		for ; j < len(out); j++ {
+			out[j] += float64(w[j] * xk)
+		}
+	}
+}
+
+// affineSparse is affine over the inputs listed in nz (the others are
+// zero), in increasing order: the same sums as affine, to the bit.
+func affineSparse(out []float64, l *layer, x []float64, nz []int32) {
+	m := len(out)
+	copy(out, l.B)
+	for _, kk := range nz {
+		k, xk := int(kk), x[kk]
 		w := l.W[k*m : k*m+m]
 		w = w[:len(out)] // lets the compiler drop the bounds checks
 		j := 0

@@ -222,31 +222,49 @@ func TestTensorGradientMatchesFlat(t *testing.T) {
 
 // BenchmarkSlowdownAllCounters is one prediction of a model with the
 // default widths whose inputs are every feature of the vector and the masks
-// of the counters that are sometimes missing: the most a user's model can
-// cost (the embedded one has fewer inputs, see BenchmarkSlowdown).
+// of those that are sometimes missing: about the most a user's model can
+// cost (the embedded one has 8 inputs, see BenchmarkSlowdown), at the
+// default widths and at half of them.
 func BenchmarkSlowdownAllCounters(b *testing.B) {
 	d := synthetic(4, 4, 1)
 	for i := range d.Profiles {
 		p := &d.Profiles[i]
 		for c := elastico.Counter(0); c < elastico.NumCounters; c++ {
 			if !p.Counters.Has(c) && (i+int(c))%3 != 0 {
-				p.Counters.Set(c, 0.1*float64(c))
+				p.Counters.Set(c, 0.05*float64(c)+0.1*float64(i%4))
 			}
 		}
 		p.Config.KVCacheFrac = 0.1 * float64(i%3)
 		p.Config.AMP = i%2 == 0
+		p.Config.Checkpointing = i%3 == 1
+		if i%2 == 1 {
+			p.Class = elastico.Inference
+		}
+		if i%4 == 0 {
+			p.Config.BatchSize = 0
+		}
+		if i%5 == 0 {
+			p.Params = 0
+		}
+		if i%6 == 0 {
+			p.Throughput = 0
+		}
 	}
-	m, err := Train(d.Samples(), TrainConfig{MaxEpochs: 2, NoRefit: true}, rand.New(rand.NewPCG(1, 0)))
-	if err != nil {
-		b.Fatal(err)
+	for _, hidden := range [][]int{{64, 32}, {32, 16}} {
+		b.Run(fmt.Sprintf("hidden=%dx%d", hidden[0], hidden[1]), func(b *testing.B) {
+			m, err := Train(d.Samples(), TrainConfig{Hidden: hidden, MaxEpochs: 2, NoRefit: true}, rand.New(rand.NewPCG(1, 0)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			i := 0
+			var sink float64
+			for b.Loop() {
+				sink += m.Slowdown(&d.Profiles[i%16], &d.Profiles[(i*7+3)%16])
+				i++
+			}
+			_ = sink
+			b.ReportMetric(float64(len(m.cols)), "inputs")
+		})
 	}
-	b.ReportMetric(float64(len(m.cols)), "inputs")
-	b.ReportAllocs()
-	i := 0
-	var sink float64
-	for b.Loop() {
-		sink += m.Slowdown(&d.Profiles[i%16], &d.Profiles[(i*7+3)%16])
-		i++
-	}
-	_ = sink
 }
