@@ -106,14 +106,16 @@ func (m *MLP) widest() int {
 }
 
 func (m *MLP) forwardInto(in, cur, next []float64, nz []int32) float64 {
-	affine(cur[:m.layers[0].Out], &m.layers[0], in)
+	x := in
 	last := len(m.layers) - 1
-	for li := 1; ; li++ {
-		x := cur[:m.layers[li-1].Out]
-		relu(x)
-		// After a ReLU about half the inputs are zero: list the others
-		// without a branch (one branch per input would be mispredicted
-		// half the time) and multiply only them.
+	for li := 0; ; li++ {
+		if li > 0 {
+			relu(x)
+		}
+		// List the nonzero inputs without a branch (after a ReLU about half
+		// are zero, and a branch per input would be mispredicted half the
+		// time; before the first layer a zero is a missing value) and
+		// multiply only them.
 		n := 0
 		for k, xk := range x {
 			b := math.Float64bits(xk) << 1 // without the sign: -0 is zero too
@@ -122,10 +124,12 @@ func (m *MLP) forwardInto(in, cur, next []float64, nz []int32) float64 {
 		}
 		if li == last {
 			var z [1]float64
-			affineSparse(z[:], &m.layers[li], x, nz[:n])
+			affine(z[:], &m.layers[li], x, nz[:n])
 			return 1 + softplus(z[0])
 		}
-		affineSparse(next[:m.layers[li].Out], &m.layers[li], x, nz[:n])
+		out := cur[:m.layers[li].Out]
+		affine(out, &m.layers[li], x, nz[:n])
+		x = out
 		cur, next = next, cur
 	}
 }
@@ -139,55 +143,36 @@ func relu(x []float64) {
 	}
 }
 
-// affine computes out = Wᵀ·x + b with W stored input-major (W[k*Out+j]
-// is the weight from input k to unit j): one pass per input (an axpy, four
-// at a time, written out in both functions: a call per input would cost
-// more than it), with no chain of dependent additions, skipping zero inputs
-// (missing values) like affineSparse does. The explicit float64 conversion forbids fused
+// affine computes out = Wᵀ·x + b over the inputs listed in nz (the others
+// are zero), with W stored input-major (W[k*Out+j] is the weight from input
+// k to unit j). It takes four inputs per pass over out, so that each output
+// is loaded and stored once per four products, and sums them as
+// ((w₀x₀ + w₁x₁) + (w₂x₂ + w₃x₃)): no chain of dependent additions. Every
+// product is rounded explicitly (float64(…)), which forbids fused
 // multiply-add, so that training gives the same bits wherever the compiler
 // would fuse (the training program reproduces the embedded model).
-func affine(out []float64, l *layer, x []float64) {
+func affine(out []float64, l *layer, x []float64, nz []int32) {
 	m := len(out)
 	copy(out, l.B)
-	for k, xk := range x[:l.In] {
-		if xk == 0 {
-			continue
-		}
-		w := l.W[k*m : k*m+m]
-		w = w[:len(out)] // lets the compiler drop the bounds checks
-		j := 0
-		for ; j+4 <= len(out); j += 4 {
-			o, ww := out[j:j+4:j+4], w[j:j+4:j+4]
-			o[0] += float64(ww[0] * xk)
-			o[1] += float64(ww[1] * xk)
-			o[2] += float64(ww[2] * xk)
-			o[3] += float64(ww[3] * xk)
-		}
-		for ; j < len(out); j++ {
-			out[j] += float64(w[j] * xk)
+	w := l.W
+	i := 0
+	for ; i+4 <= len(nz); i += 4 {
+		k0, k1, k2, k3 := int(nz[i]), int(nz[i+1]), int(nz[i+2]), int(nz[i+3])
+		x0, x1, x2, x3 := x[k0], x[k1], x[k2], x[k3]
+		w0 := w[k0*m : k0*m+m][:len(out)] // the re-slices let the compiler drop bounds checks
+		w1 := w[k1*m : k1*m+m][:len(out)]
+		w2 := w[k2*m : k2*m+m][:len(out)]
+		w3 := w[k3*m : k3*m+m][:len(out)]
+		for j := range out {
+			out[j] += float64(float64(w0[j]*x0)+float64(w1[j]*x1)) + float64(float64(w2[j]*x2)+float64(w3[j]*x3))
 		}
 	}
-}
-
-// affineSparse is affine over the inputs listed in nz (the others are
-// zero), in increasing order: the same sums as affine, to the bit.
-func affineSparse(out []float64, l *layer, x []float64, nz []int32) {
-	m := len(out)
-	copy(out, l.B)
-	for _, kk := range nz {
-		k, xk := int(kk), x[kk]
-		w := l.W[k*m : k*m+m]
-		w = w[:len(out)] // lets the compiler drop the bounds checks
-		j := 0
-		for ; j+4 <= len(out); j += 4 {
-			o, ww := out[j:j+4:j+4], w[j:j+4:j+4]
-			o[0] += float64(ww[0] * xk)
-			o[1] += float64(ww[1] * xk)
-			o[2] += float64(ww[2] * xk)
-			o[3] += float64(ww[3] * xk)
-		}
-		for ; j < len(out); j++ {
-			out[j] += float64(w[j] * xk)
+	for ; i < len(nz); i++ {
+		k := int(nz[i])
+		xk := x[k]
+		wk := w[k*m : k*m+m][:len(out)]
+		for j := range out {
+			out[j] += float64(wk[j] * xk)
 		}
 	}
 }

@@ -43,6 +43,16 @@ var benchShapes = []struct{ inputs, batch int }{
 	{72, 256}, //
 }
 
+// denseAffine is out = Wᵀ·x + b, plainly.
+func denseAffine(out []float64, l *layer, x []float64) {
+	copy(out, l.B)
+	for k, xk := range x {
+		for j := range out {
+			out[j] += float64(l.W[k*len(out)+j] * xk)
+		}
+	}
+}
+
 // flatScratch is the per-sample alternative's scratch: activations after
 // ReLU, dropout scales, deltas.
 type flatScratch struct{ act, drop, delta [][]float64 }
@@ -68,7 +78,7 @@ func (t *trainer) backprop(x []float64, y float64, f *flatScratch) {
 	for li := 0; li < hidden; li++ {
 		l := &t.net[li]
 		a, dr := f.act[li], f.drop[li]
-		affine(a, l, in)
+		denseAffine(a, l, in)
 		for j := range a {
 			if a[j] < 0 {
 				a[j] = 0
@@ -88,7 +98,7 @@ func (t *trainer) backprop(x []float64, y float64, f *flatScratch) {
 	}
 	lo := &t.net[hidden]
 	var z [1]float64
-	affine(z[:], lo, in)
+	denseAffine(z[:], lo, in)
 	pred := 1 + softplus(z[0])
 	// d/dz of ((pred − y)/y)² = 2(pred − y)/y² · sigmoid(z).
 	dz := 2 * (pred - y) / (y * y) * sigmoid(z[0])
