@@ -13,8 +13,9 @@ const MaxWidth = 256
 
 // MLP is the default interference predictor: standardized inputs, hidden
 // layers with ReLU, and one output z mapped to Ŝ = 1 + softplus(z), so it
-// never predicts a speed-up, capped at the worst slowdown it was trained on. An MLP is immutable once built (by [Train],
-// [Decode] or [Default]) and safe for concurrent use.
+// never predicts a speed-up, capped at the worst slowdown it was trained
+// on. An MLP is immutable once built (by [Train], [Decode] or [Default]) and
+// safe for concurrent use.
 type MLP struct {
 	cols   []column
 	layers []layer // the hidden layers, then the output layer (Out = 1)
@@ -62,7 +63,7 @@ func (m *MLP) SlowdownBatch(dst []float64, victims, aggressors []*elastico.Profi
 	var (
 		v  Vector
 		in [maxInputs]float64
-		s  scratch[[MaxWidth]float64, [MaxWidth]int32]
+		s  scratch[[MaxWidth]float64, [bigList]int32]
 	)
 	x := in[:len(m.cols)]
 	for i := range victims {
@@ -81,10 +82,10 @@ func (m *MLP) SlowdownBatch(dst []float64, victims, aggressors []*elastico.Profi
 // them on every call).
 func (m *MLP) forward(in []float64) float64 {
 	if m.widest() <= smallWidth {
-		var s scratch[[smallWidth]float64, [smallWidth]int32]
+		var s scratch[[smallWidth]float64, [smallList]int32]
 		return m.forwardInto(in, s.a[:], s.b[:], s.nz[:])
 	}
-	var s scratch[[MaxWidth]float64, [MaxWidth]int32]
+	var s scratch[[MaxWidth]float64, [bigList]int32]
 	return m.forwardInto(in, s.a[:], s.b[:], s.nz[:])
 }
 
@@ -94,8 +95,13 @@ type scratch[F, I any] struct {
 	nz   I
 }
 
-// smallWidth is the stack buffer for models no wider than the default.
-const smallWidth = 64
+// smallWidth is the stack buffer for models no wider than the default. The
+// lists of nonzero inputs must also hold the first layer's inputs.
+const (
+	smallWidth = 64
+	smallList  = max(smallWidth, maxInputs)
+	bigList    = max(MaxWidth, maxInputs)
+)
 
 func (m *MLP) widest() int {
 	w := 0

@@ -168,3 +168,31 @@ func TestPredictionsDoNotExtrapolate(t *testing.T) {
 		t.Errorf("predictions %g, %g", edge, far)
 	}
 }
+
+// A model with more inputs than hidden units (every feature and mask, two
+// narrow layers) predicts without running out of scratch space.
+func TestManyInputsNarrowLayers(t *testing.T) {
+	var cols []column
+	for f := Feature(0); f < NumFeatures; f++ {
+		cols = append(cols, column{Feature: f, Std: 1, Lo: -5, Hi: 5}, column{Feature: f, Mask: true, Std: 1, Lo: -5, Hi: 5})
+	}
+	c, err := TrainConfig{Hidden: []int{8, 4}}.resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := newTrainer(cols, c, rand.New(rand.NewPCG(1, 0)))
+	tr.init()
+	m := &MLP{cols: cols, layers: tr.net, maxSlowdown: 100}
+	if err := m.validate(); err != nil {
+		t.Fatal(err)
+	}
+	d := synthetic(2, 2, 1)
+	for i := range d.Profiles {
+		if s := m.Slowdown(&d.Profiles[i], &d.Profiles[0]); !(s >= 1) {
+			t.Errorf("Slowdown = %g", s)
+		}
+	}
+	if len(cols) != maxInputs {
+		t.Errorf("%d inputs, want the most there can be (%d)", len(cols), maxInputs)
+	}
+}
