@@ -49,19 +49,20 @@ type epoch struct {
 	whyCache       map[unaffordable]string
 	famVal         []float64 // per slot (see memo): w·G̃ of the option, 0 if none
 
-	market  elastico.Market
-	options []elastico.Option // every bidder's options, flat
-	optFam  []int32           // family index of each option
-	real    []elastico.Vector // each option's true total demand
-	base    []float64         // Γ without learned penalties
-	learned []float64         // learned penalties (Carry, then Δ per violation)
-	bidJob  []int32
-	choice  []int32 // per bidder: option (within the bidder), -1
-	sol     elastico.Solution
-	waiting []int32 // jobs that do not run, in admission order
-	gscr    []float64
-	tau, q  float64
-	effCap  elastico.Vector
+	market   elastico.Market
+	options  []elastico.Option // every bidder's options, flat
+	optFam   []int32           // family index of each option
+	real     []elastico.Vector // each option's true total demand
+	base     []float64         // Γ without learned penalties
+	learned  []float64         // learned penalties (Carry, then Δ per violation)
+	bidJob   []int32
+	choice   []int32 // per bidder: option (within the bidder), -1
+	sol      elastico.Solution
+	waiting  []int32 // jobs that do not run, in admission order
+	waitKeys []waitKey
+	gscr     []float64
+	tau, q   float64
+	effCap   elastico.Vector
 
 	items   []elastico.PlacementItem
 	jobItem []int32
