@@ -80,12 +80,13 @@ const (
 	pairFactor  = 16
 )
 
-// begin starts an epoch: it sweeps the cache if the last epochs left it
-// too large.
-func (c *predCache) begin() {
+// begin starts an epoch of n jobs: it sweeps the cache if the last epochs
+// left it too large.
+func (c *predCache) begin(n int) {
 	if c.ids == nil {
-		c.ids = make(map[profileKey]*interned)
-		c.pairs = make(map[uint64]float64)
+		// Sized for a first epoch: about a profile and a pair per job.
+		c.ids = make(map[profileKey]*interned, n)
+		c.pairs = make(map[uint64]float64, 2*n)
 	}
 	last := c.used
 	c.used = 0

@@ -94,14 +94,14 @@ func TestPredictionCacheKeepsPlans(t *testing.T) {
 // and the next; a changed profile gets a new one.
 func TestPredictionCacheIdentity(t *testing.T) {
 	c := &predCache{}
-	c.begin()
+	c.begin(0)
 	p := gavelTypes[0]
 	q := p
 	a, b := c.id(&p), c.id(&q)
 	if a != b {
 		t.Errorf("equal profiles: numbers %d and %d", a, b)
 	}
-	c.begin()
+	c.begin(0)
 	if got := c.id(&q); got != a {
 		t.Errorf("the next epoch: number %d, want %d", got, a)
 	}
@@ -122,7 +122,7 @@ func TestPredictionCacheBounded(t *testing.T) {
 	c := &predCache{}
 	const perEpoch = 1000
 	for epoch := range 40 {
-		c.begin()
+		c.begin(0)
 		for i := range perEpoch {
 			p := gavelTypes[i%len(gavelTypes)]
 			p.Throughput = float64(epoch*perEpoch + i) // new every epoch
@@ -138,7 +138,7 @@ func TestPredictionCacheBounded(t *testing.T) {
 	}
 	// What the last epoch asked about survives a sweep, under new numbers
 	// that still key its pairs.
-	c.begin()
+	c.begin(0)
 	p := gavelTypes[(perEpoch-1)%len(gavelTypes)]
 	p.Throughput = float64(39*perEpoch + perEpoch - 1)
 	id := c.id(&p)

@@ -40,7 +40,7 @@ func (m *memo) reset(p elastico.Predictor, e *epoch) {
 		if m.c == nil {
 			m.c = &predCache{}
 		}
-		m.c.begin()
+		m.c.begin(len(e.st.Jobs))
 		m.m = m.c.pairs
 	} else {
 		if m.own == nil {
