@@ -338,7 +338,10 @@ func (e *epoch) round(ctx context.Context, m int, prices *elastico.Vector) (bool
 	e.since(t, &e.stats.Interference)
 	e.feedback(r, m)
 	cost := e.violationCost(r)
-	if e.settled || m == e.cfg.Rounds {
+	if e.settled || m == e.cfg.Rounds || e.cfg.Ablation.GreedyFirstFit {
+		// (Without prices, −ESP's next round is a full one: its jobs take
+		// what fits in the State's order, which a local round cannot
+		// tell.)
 		e.keep(&e.cur, cost)
 		return true, nil
 	}
