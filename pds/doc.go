@@ -43,7 +43,8 @@
 //     placed apart. A full round re-prices the whole market and places
 //     every job again for a handful of changed bids: at 20,000 jobs it was
 //     a fifth of an epoch, and its prices barely moved. A local round that
-//     leaves violations is followed by a full one.
+//     leaves violations is followed by a full one. (Under the −ESP
+//     ablation, which has no prices, every round is a full one.)
 //   - Γ prices a running job's interference into all of its
 //     configurations only for co-runners already near tolerance (80 % of
 //     the way from 1 to τ); the others are left to the rounds' checks, which is

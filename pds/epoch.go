@@ -79,7 +79,6 @@ type epoch struct {
 	localFam  []int32
 	prev      result // the last placement, where the next one starts
 	hasPrev   bool
-	unplaced  int    // items the last placement left out
 	settled   bool   // the last round had no violation
 	keptOld   []bool // per job: kept its running configuration after its new one found no room
 	violated  []bool // per job: in a violating pair in the last round
@@ -538,7 +537,6 @@ func (e *epoch) takePlacement(r *result, m int) error {
 	r.code = grow(r.code, n)
 	r.reason = grow(r.reason, n)
 	r.slab = r.slab[:0]
-	e.unplaced = 0
 	if len(e.place.GPUs) != len(e.items) || len(e.place.Reasons) != len(e.items) {
 		return fmt.Errorf("pds: round %d: placer answered %d GPU sets and %d reasons for %d items", m, len(e.place.GPUs), len(e.place.Reasons), len(e.items))
 	}
@@ -553,7 +551,6 @@ func (e *epoch) takePlacement(r *result, m int) error {
 		item := &e.items[it]
 		gs := e.place.GPUs[it]
 		if gs == nil {
-			e.unplaced++
 			r.code[j] = elastico.Unplaceable
 			r.reason[j] = e.place.Reasons[it]
 			if why := e.keptApart(int32(j)); why != "" {
@@ -594,7 +591,6 @@ func (e *epoch) takePlacement(r *result, m int) error {
 		if acc.add(js.curGPUs, &js.job.Family[js.cur]) != "" {
 			continue
 		}
-		e.unplaced--
 		e.keptOld[j] = true
 		r.choice[j], r.code[j], r.reason[j] = js.cur, elastico.Scheduled, ""
 		r.slab = append(r.slab, js.curGPUs...)
