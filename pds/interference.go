@@ -28,11 +28,16 @@ type memo struct {
 	own   map[uint64]float64 // m when there is no cache
 	c     *predCache         // nil: no cache
 	calls int                // questions the predictor answered this epoch
+	// ptr numbers the profiles the placer asks about, by address (the
+	// State's profiles stay put for the epoch): it asks about the same few
+	// again and again, and interning each time cost a tenth of an epoch.
+	ptr map[*elastico.Profile]uint32
 }
 
 func (m *memo) reset(p elastico.Predictor, e *epoch) {
 	m.p, m.e = p, e
 	m.calls = 0
+	clear(m.ptr)
 	if e == nil {
 		return
 	}
@@ -118,7 +123,20 @@ func (m *memo) placerPredictor() elastico.Predictor {
 type cachedPredictor struct{ m *memo }
 
 func (c cachedPredictor) Slowdown(v, a *elastico.Profile) float64 {
-	return c.m.ask(c.m.c.id(v), c.m.c.id(a), v, a)
+	return c.m.ask(c.m.idOf(v), c.m.idOf(a), v, a)
+}
+
+// idOf returns the cache's number for the profile at p.
+func (m *memo) idOf(p *elastico.Profile) uint32 {
+	if id, ok := m.ptr[p]; ok {
+		return id
+	}
+	if m.ptr == nil {
+		m.ptr = make(map[*elastico.Profile]uint32)
+	}
+	id := m.c.id(p)
+	m.ptr[p] = id
+	return id
 }
 
 // residents builds, for result r, the jobs on each GPU (CSR in e.resOff,

@@ -486,6 +486,14 @@ func (w *work) conflicts(it int32, g int32) bool {
 // slowdown is the worst predicted slowdown between item it and g's
 // residents, either way round.
 func (w *work) slowdown(it int32, g int32) float64 {
+	return w.slowdownAbove(it, g, math.Inf(1))
+}
+
+// slowdownAbove is slowdown, except that it may stop as soon as the worst
+// slowdown so far exceeds stop, and return that: a search that only needs
+// to know whether a GPU is loud (and no quieter than the quietest loud one
+// seen) asks the predictor half as often.
+func (w *work) slowdownAbove(it int32, g int32, stop float64) float64 {
 	pr := w.req.Predictor
 	s := 1.0
 	if pr == nil {
@@ -495,7 +503,12 @@ func (w *work) slowdown(it int32, g int32) float64 {
 	p := items[it].Profile
 	for _, r := range w.residents(g) {
 		q := items[r].Profile
-		s = max(s, pr.Slowdown(p, q), pr.Slowdown(q, p))
+		if s = max(s, pr.Slowdown(p, q)); s > stop {
+			return s
+		}
+		if s = max(s, pr.Slowdown(q, p)); s > stop {
+			return s
+		}
 	}
 	return s
 }
@@ -813,7 +826,12 @@ func (w *work) findOnePass(it int32, d *elastico.Demand, capped bool) (best, fal
 			if rejected >= maxRejected {
 				continue
 			}
-			if s = w.slowdown(it, g); s > w.cfg.MaxSlowdown {
+			// Loud, and no quieter than the fallback: nothing more to know.
+			stop := w.cfg.MaxSlowdown
+			if w.cfg.LoudLastResort {
+				stop = max(stop, fallbackS)
+			}
+			if s = w.slowdownAbove(it, g, stop); s > w.cfg.MaxSlowdown {
 				rejected++
 				w.loud = true
 				if s < fallbackS {
