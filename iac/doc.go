@@ -49,7 +49,7 @@
 // NoRefit, starts again from fresh weights on every sample for the best
 // epoch count. The defaults ([DefaultTrainConfig]):
 //
-//	Hidden          64, 32   the widest that keeps one prediction ≤ 2 µs
+//	Hidden          64, 32   the widest that keeps one prediction ≤ 2 µs (see Cost)
 //	Dropout         0.2      on both hidden layers, training only
 //	LearningRate    1e-3     Adam
 //	Beta1, Beta2    0.9, 0.999
@@ -84,20 +84,21 @@
 // products on gorgonia tensors (MatMul through gonum's BLAS on views of the
 // flat weight slice, transposes as views, results preallocated). The
 // alternative, per-sample loops on flat slices (backprop in
-// tensor_bench_test.go), was slower in every shape measured: CPU time per
-// training step (forward, backward, Adam) of the 64×32 network, on this
-// project's shared 2-core machine,
+// tensor_bench_test.go, which the package used first), was slower in every
+// shape measured. Time per training step (forward, backward, Adam) of the
+// 64×32 network, min–median of 6 runs of go test -bench TrainStep
+// -benchmem ./iac on this project's shared 2-core 2.3 GHz Xeon VM:
 //
 //	inputs  batch   per-sample loops   gorgonia tensors
-//	9       32      245 µs             160 µs
-//	9       256     1.87 ms            1.43 ms
-//	72      32      420 µs             260 µs
-//	72      256     3.3 ms             1.97 ms
+//	9       32      225–260 µs         148–153 µs
+//	9       256     1.80–2.17 ms       1.25–1.36 ms
+//	72      32      468–593 µs         221–235 µs
+//	72      256     3.60–3.73 ms       1.67–1.72 ms
 //
-// (go test -bench TrainStep -benchmem ./iac; the tensor path allocates 66
-// small objects per step inside gorgonia, the loops none). Prediction does
-// not use tensors: one pair is too small for a matrix library, and the flat
-// path allocates nothing.
+// The tensor path allocates 66 small objects per step (116 at batch 256)
+// inside gorgonia, the loops none; training the embedded model takes about
+// 14 s. Prediction does not use tensors: one pair is too small for a matrix
+// library, and the flat path allocates nothing.
 //
 // # Accuracy on Gavel
 //
@@ -169,12 +170,18 @@
 //
 // # Cost
 //
-// go test -bench 'Slowdown' -benchmem ./iac on this project's shared
-// 2-core 2.3 GHz Xeon VM, best of 5: one prediction of the embedded model
-// about 1.1 µs with 0 allocations; 1,000 pairs (SlowdownBatch) about
-// 1.05 ms; a 64×32 model fed every feature and mask (70 inputs) about
-// 1.9 µs. The first layer costs inputs × 64 multiply-adds, the second
-// 64 × 32 less the inputs ReLU zeroed.
+// go test -bench Slowdown -benchmem -count 6 ./iac on the same VM, min–median
+// (with the VM busier, up to 1.7× more):
+//
+//	one prediction, embedded model (8 inputs)          0.73–0.76 µs, 0 allocs
+//	1,000 pairs (SlowdownBatch)                        0.73–0.76 ms, 0 allocs
+//	every feature and mask (59 inputs), 64×32          1.83–1.86 µs, 0 allocs
+//	every feature and mask (59 inputs), 32×16          1.17–1.31 µs, 0 allocs
+//
+// The first layer costs (nonzero inputs) × 64 multiply-adds, the second
+// (units ReLU left nonzero) × 32; a model fed every counter is still within
+// the 2 µs budget at the default widths, barely, and well within it at half
+// of them.
 //
 // # Tolerance
 //

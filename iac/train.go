@@ -166,8 +166,10 @@ type ModelInfo struct {
 var ErrTooFewSamples = errors.New("iac: too few samples to train")
 
 // Train fits an MLP to samples with Adam on mini-batches, minimizing the mean
-// squared relative error ((Ŝ − S)/S)², the loss whose square root MAPE
-// approximates, and stops early on a validation split of the groups. Every
+// squared relative error ((Ŝ − S)/S)² (a smooth stand-in for MAPE, which
+// the evaluation reports), and stops early on a validation split of the
+// groups; then, unless cfg.NoRefit, it trains again on every sample for the
+// best epoch count. Every
 // random choice (the split, the initial weights, the order of the samples,
 // the dropout masks) comes from rng, so one seed gives one model, bit for
 // bit, on one GOARCH.

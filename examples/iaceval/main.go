@@ -71,7 +71,11 @@ func run(args []string, stdout io.Writer) error {
 	var reports []*iac.Report
 	switch {
 	case *holdout != "":
-		r, err := iac.Holdout(d, strings.Split(*holdout, ","), cfg, rng)
+		var fams []string
+		for _, f := range strings.Split(*holdout, ",") {
+			fams = append(fams, strings.TrimSpace(f))
+		}
+		r, err := iac.Holdout(d, fams, cfg, rng)
 		if err != nil {
 			return err
 		}
