@@ -62,11 +62,12 @@
 //	refit           on       (NoRefit false)
 //
 // They were chosen by 5-fold cross-validation on Gavel's V100 pairs,
-// checked on P100, one change at a time. The same configuration gives
+// checked on P100, in sweeps that changed one or two settings at a time. The same configuration gives
 // 11.9 % to 13.2 % on V100 with three seeds, so only larger differences
 // count: widths 32×16, 32×32, 48×24 and 64×16 gave 13.3 % to 14.7 %;
 // 128×64 and 256×128 gave 12.1 % and 11.5 % (with learning rate 3e-3 and
-// no refit) but cost 4 µs and more per prediction; learning rate 1e-2 gave
+// no refit) but need 3.6 and 13.6 times the multiply-adds of 64×32, beyond
+// the 2 µs budget; learning rate 1e-2 gave
 // 14.6 %, 5e-4 13.4 %; weight decay 1e-3 16.0 %; batch 64 14.4 %; no refit
 // cost 0.5 to 0.8 point on V100 and P100; an L1 relative loss 1.3 points.
 //
