@@ -992,10 +992,15 @@ func (w *work) tryNode(it int32, n int32, d *elastico.Demand, avoided *bool) boo
 	if len(cands) < need {
 		return false
 	}
+	// Where loud GPUs are out, how loud is beside the point.
+	stop := math.Inf(1)
+	if w.cfg.MaxSlowdown > 0 && !w.cfg.LoudLastResort {
+		stop = w.cfg.MaxSlowdown
+	}
 	if len(cands) > need && w.req.Predictor != nil {
 		for k := range cands {
 			if w.gpus[cands[k].g].n > 0 {
-				cands[k].slowdown = w.slowdown(it, cands[k].g)
+				cands[k].slowdown = w.slowdownAbove(it, cands[k].g, stop)
 				cands[k].loud = w.cfg.MaxSlowdown > 0 && cands[k].slowdown > w.cfg.MaxSlowdown
 			}
 		}
@@ -1006,7 +1011,7 @@ func (w *work) tryNode(it int32, n int32, d *elastico.Demand, avoided *bool) boo
 		kept := cands[:0]
 		for _, c := range cands {
 			if !c.loud && c.slowdown == 1 && w.gpus[c.g].n > 0 {
-				c.slowdown = w.slowdown(it, c.g)
+				c.slowdown = w.slowdownAbove(it, c.g, stop)
 				c.loud = c.slowdown > w.cfg.MaxSlowdown
 			}
 			if c.loud {
