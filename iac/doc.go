@@ -32,7 +32,7 @@
 // throughputs only: no counters, no memory. Its profiles carry batch size,
 // parameter count (a family descriptor counted from Gavel's workload code),
 // AMP and checkpointing (off in every Gavel command) and isolated throughput
-// (steps/s); package iac/gaveldata documents each. So the embedded model's
+// (samples/s = steps/s × batch); package iac/gaveldata documents each. So the embedded model's
 // inputs are log2(batch)/10, log10(params)/12 and log10(throughput) of both
 // jobs, and whether each job's batch size is known (A3C has none).
 //

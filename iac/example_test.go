@@ -15,10 +15,10 @@ func ExampleDefault() {
 		panic(err)
 	}
 	// Two training jobs as Gavel profiles them on a P100: no counters, only
-	// their attributes and isolated throughput (steps/s).
-	resnet := &elastico.Profile{Family: "ResNet-50", Class: elastico.Training, Params: 26e6, Throughput: 2.619,
+	// their attributes and isolated throughput (samples/s).
+	resnet := &elastico.Profile{Family: "ResNet-50", Class: elastico.Training, Params: 26e6, Throughput: 2.619 * 64,
 		Config: elastico.Configuration{BatchSize: 64, GPUs: 1}}
-	lm := &elastico.Profile{Family: "LM", Class: elastico.Training, Params: 14e6, Throughput: 58.17,
+	lm := &elastico.Profile{Family: "LM", Class: elastico.Training, Params: 14e6, Throughput: 58.17 * 20,
 		Config: elastico.Configuration{BatchSize: 20, GPUs: 1}}
 	// Gavel measured 1.29× and 3.07× (this pair is in the training data).
 	fmt.Printf("ResNet-50 next to the LM runs %.2f× slower\n", m.Slowdown(resnet, lm))
@@ -29,8 +29,8 @@ func ExampleDefault() {
 		fmt.Printf("queue pressure %g: τ = %.3f, share: %v\n", q, iac.DefaultTolerance.At(q), !iac.DefaultTolerance.Violates(worst, q))
 	}
 	// Output:
-	// ResNet-50 next to the LM runs 1.29× slower
-	// the LM next to ResNet-50 runs 2.85× slower
+	// ResNet-50 next to the LM runs 1.34× slower
+	// the LM next to ResNet-50 runs 2.82× slower
 	// queue pressure 0: τ = 1.111, share: false
 	// queue pressure 1: τ = 1.611, share: false
 }

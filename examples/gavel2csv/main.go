@@ -40,7 +40,7 @@ func run(gpu, dir string) error {
 		return err
 	}
 	var prof, pairs bytes.Buffer
-	fmt.Fprintf(&prof, "# Gavel (github.com/stanford-futuredata/gavel, MIT) %s: isolated throughput in steps/s; no hardware counters\n", gpu)
+	fmt.Fprintf(&prof, "# Gavel (github.com/stanford-futuredata/gavel, MIT) %s: isolated throughput in samples/s (steps/s × batch); no hardware counters\n", gpu)
 	if err := d.WriteProfiles(&prof); err != nil {
 		return err
 	}

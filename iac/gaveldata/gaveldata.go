@@ -25,8 +25,11 @@
 //   - Params: the parameter count of each family's model as Gavel's
 //     workloads/pytorch code builds it, to two significant digits (see
 //     [Params]); a family descriptor, constant within a family.
-//   - Throughput: Gavel's isolated throughput on that GPU type, in steps per
-//     second (the job's own unit).
+//   - Throughput: Gavel's isolated throughput on that GPU type in samples
+//     per second: steps/s × batch size (1 for A3C and CycleGAN), the unit the
+//     root package documents for training and that rst.GavelFamily and the
+//     simulator's profiles use, so the embedded model sees at prediction time
+//     the scale it was trained on.
 //   - Config.GPUs and Demand.GPUs: 1 (pairs were measured at scale factor 1).
 //   - Hardware.GPUModel: the GPU type ("v100", "p100", "k80").
 //
@@ -174,7 +177,7 @@ func FromTable(all gavel.Throughputs, gpu string) (*iac.Dataset, error) {
 				GPUs:      1,
 			},
 			Demand:     elastico.Demand{GPUs: 1},
-			Throughput: iso,
+			Throughput: iso * float64(max(1, t.BatchSize)),
 			Hardware:   elastico.Hardware{GPUModel: gpu},
 		})
 	}
