@@ -124,6 +124,20 @@ func (e *epoch) buildMarket() {
 		if js.n == 0 {
 			continue
 		}
+		// G̃ is normalized over the configurations the job may run under
+		// here, not the whole family: a job whose best configuration does
+		// not fit this cluster (or that the −RST ablation holds to its
+		// requested one) must still be worth more than the switching cost
+		// of starting, or it would wait forever on an idle cluster.
+		gmax := 0.0
+		for o := js.first; o < js.first+js.n; o++ {
+			gmax = max(gmax, e.options[o].Goodput)
+		}
+		if gmax > 0 && gmax < 1 {
+			for o := js.first; o < js.first+js.n; o++ {
+				e.options[o].Goodput /= gmax
+			}
+		}
 		js.bidder = int32(len(e.bidJob))
 		e.bidJob = append(e.bidJob, int32(j))
 		rmin := e.options[js.first].Demand
