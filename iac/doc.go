@@ -104,7 +104,13 @@
 // # Accuracy on Gavel
 //
 // Measured with examples/iaceval on the CSVs of examples/gavel2csv (MAPE of
-// the slowdown, %, and R²; every pair tested once):
+// the slowdown, %, and R²; every pair tested once). The tables below were
+// measured while gaveldata gave throughput in steps/s; since it gives
+// samples/s (the unit of the rest of the module), two rows were measured
+// again: V100 5-fold MLP 14.3 % (R² 0.616), GBDT 16.4 % (0.739), linear
+// 33.9 %; P100+K80 → V100 MLP 38.9 %, GBDT 40.2 %, linear 37.8 %. The other
+// rows are from the steps/s inputs (log10 of samples/s is log10 of steps/s
+// plus log10 of the batch, itself an input, so they move little).
 //
 //	5-fold CV        MLP           GBDT          linear
 //	V100             13.2  0.653   16.5  0.702   33.9  0.046
