@@ -509,7 +509,15 @@ func (a *Adapter) hasGres(r *Record, sj *Job) bool {
 func (a *Adapter) launched(r *Record, sj *Job, now time.Time) {
 	r.Phase = PhaseLaunched
 	r.Attempts, r.Error = 0, ""
-	r.Launches = append(r.Launches, Launch{Gen: r.Gen, Run: sj.Restarts, ConfigID: r.ConfigID, GPUs: slices.Clone(r.GPUs), Gres: r.Gres, At: now})
+	l := Launch{Gen: r.Gen, Run: sj.Restarts, ConfigID: r.ConfigID, GPUs: slices.Clone(r.GPUs), Gres: r.Gres, At: now}
+	// Launches holds one entry per run: a launch reconfigured while the job
+	// was still pending (held back before it ever started) never ran, and
+	// the new one takes its place under the same run number.
+	if n := len(r.Launches); n > 0 && r.Launches[n-1].Run == l.Run {
+		r.Launches[n-1] = l
+	} else {
+		r.Launches = append(r.Launches, l)
+	}
 	a.log.Info("launched", "job", r.SlurmID, "gen", r.Gen, "run", sj.Restarts, "config", r.ConfigID, "gpus", strings.Join(r.GPUs, ","), "gres", r.Gres)
 }
 
