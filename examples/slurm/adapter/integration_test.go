@@ -494,9 +494,10 @@ func readEnv(t *testing.T, path string) map[string]string {
 	return m
 }
 
-// newScheduler is the Scheduler the integration test runs: the default.
+// newScheduler is the Scheduler the integration test runs: the default, pinned
+// as the daemon runs it (Slurm cannot take a GPU back from a job).
 func newScheduler(t *testing.T) elastico.Scheduler {
-	s, err := pds.New(pds.Config{})
+	s, err := pds.New(pds.Config{Pinned: true})
 	if err != nil {
 		t.Fatal(err)
 	}

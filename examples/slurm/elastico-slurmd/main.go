@@ -83,7 +83,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	sched, err := pds.New(pds.Config{})
+	// Pinned: Slurm 22.05 never takes a GPU back from a job, so the plan
+	// never migrates, preempts or shrinks a running one.
+	sched, err := pds.New(pds.Config{Pinned: true})
 	if err != nil {
 		return err
 	}
