@@ -808,6 +808,14 @@ func (w *work) findOnePass(it int32, d *elastico.Demand, capped bool) (best, fal
 			break
 		}
 		if rejected >= maxRejected {
+			if after == 0 && len(cands) == 0 {
+				// Enough loud neighbours: from here on only (nearly)
+				// empty GPUs can take the replica, and they sit in the
+				// index's top SM column; walk that instead of every
+				// partly filled bucket on the way.
+				c = w.idx.cursor(w.cfg.Oversubscription-w.smTol, d.GPUMemory-w.maxMemTol, capped)
+				firstCell = -1
+			}
 			if after++; after > maxAfterRejected {
 				break
 			}
