@@ -3,7 +3,8 @@ package elastico
 import (
 	"errors"
 	"fmt"
-	"math"
+
+	"github.com/elastico/elastico/internal/check"
 )
 
 // ErrInvalid is the sentinel every validation error wraps, so a host can tell
@@ -34,14 +35,4 @@ func invalid(kind, id, field, reason string) error {
 }
 
 // checkNumber returns why x is not a finite non-negative number, or "".
-func checkNumber(x float64) string {
-	switch {
-	case math.IsNaN(x):
-		return "is NaN"
-	case math.IsInf(x, 0):
-		return "is infinite"
-	case x < 0:
-		return fmt.Sprintf("is negative (%g)", x)
-	}
-	return ""
-}
+func checkNumber(x float64) string { return check.Number(x) }

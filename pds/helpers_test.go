@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/internal/sets"
 	"github.com/elastico/elastico/placement"
 	"github.com/elastico/elastico/rst"
 )
@@ -236,7 +237,7 @@ func checkPlan(t *testing.T, st *elastico.State, plan *elastico.Plan, pred elast
 				t.Errorf("preempt %s carries a target or launch parameters", a.JobID)
 			}
 		case elastico.Reconfigure:
-			if cur == nil || !(subset(cur.GPUs, a.To.GPUs) || subset(a.To.GPUs, cur.GPUs)) {
+			if cur == nil || !(sets.Subset(cur.GPUs, a.To.GPUs) || sets.Subset(a.To.GPUs, cur.GPUs)) {
 				t.Errorf("reconfigure of %s moves it: %v", a.JobID, a)
 			}
 		case elastico.Migrate:
@@ -271,7 +272,7 @@ func checkPlan(t *testing.T, st *elastico.State, plan *elastico.Plan, pred elast
 	for i, d := range plan.Decisions {
 		got := now[st.Jobs[i].ID]
 		if (got == nil) != (d.Assignment == nil) || (got != nil && (got.ConfigID != d.Assignment.ConfigID || !slices.Equal(got.GPUs, d.Assignment.GPUs))) {
-			if got != nil && d.Assignment != nil && got.ConfigID == d.Assignment.ConfigID && sameSet(got.GPUs, d.Assignment.GPUs) {
+			if got != nil && d.Assignment != nil && got.ConfigID == d.Assignment.ConfigID && sets.Equal(got.GPUs, d.Assignment.GPUs) {
 				continue
 			}
 			t.Errorf("job %s: actions lead to %v, decision says %v", st.Jobs[i].ID, got, d.Assignment)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/internal/sets"
 	"github.com/elastico/elastico/rst"
 )
 
@@ -95,7 +96,7 @@ func (e *epoch) plan() *elastico.Plan {
 		switch {
 		case e.unchanged(int32(j)):
 			// Keeps running as it is.
-		case subset(from.GPUs, to.GPUs) || subset(to.GPUs, from.GPUs):
+		case sets.Subset(from.GPUs, to.GPUs) || sets.Subset(to.GPUs, from.GPUs):
 			// No replica leaves for a GPU it was not on: a checkpoint and a
 			// restart where it is (growing or shrinking in place).
 			d.Status.Reasons = []string{fmt.Sprintf("reconfigured in place from %s to %s", from.ConfigID, to.ConfigID)}
@@ -146,18 +147,6 @@ func cloneAssignment(a *elastico.Assignment) *elastico.Assignment {
 		return nil
 	}
 	return &elastico.Assignment{ConfigID: a.ConfigID, GPUs: slices.Clone(a.GPUs)}
-}
-
-func sameSet(a, b []string) bool { return len(a) == len(b) && subset(a, b) }
-
-// subset reports whether every GPU of a is in b.
-func subset(a, b []string) bool {
-	for _, g := range a {
-		if !slices.Contains(b, g) {
-			return false
-		}
-	}
-	return true
 }
 
 // slowdown is job j's predicted slowdown in the best plan: over its GPUs,

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/internal/check"
 )
 
 // Defaults and valid ranges of Config.
@@ -251,10 +252,10 @@ func (w *work) setup(cfg Config, req *elastico.PlacementRequest) error {
 	g := int32(0)
 	for i := range cl.Nodes {
 		n := &cl.Nodes[i]
-		if r := badNumber(n.CPU); r != "" {
+		if r := check.Number(n.CPU); r != "" {
 			return &elastico.ValidationError{Kind: "node", ID: n.ID, Field: "CPU", Reason: r}
 		}
-		if r := badNumber(n.RAM); r != "" {
+		if r := check.Number(n.RAM); r != "" {
 			return &elastico.ValidationError{Kind: "node", ID: n.ID, Field: "RAM", Reason: r}
 		}
 		w.nodes[i] = node{
@@ -267,7 +268,7 @@ func (w *work) setup(cfg Config, req *elastico.PlacementRequest) error {
 		w.capacity[elastico.RAM] += n.RAM
 		for k := range n.GPUs {
 			gg := &n.GPUs[k]
-			if r := badNumber(gg.Memory); r != "" {
+			if r := check.Number(gg.Memory); r != "" {
 				return &elastico.ValidationError{Kind: "gpu", ID: gg.ID, Field: "Memory", Reason: r}
 			}
 			w.gpus[g] = gpu{
@@ -312,7 +313,7 @@ func (w *work) setup(cfg Config, req *elastico.PlacementRequest) error {
 	total := int32(0)
 	for i := range items {
 		it := &items[i]
-		if err := w.checkItem(i, it, ng); err != nil {
+		if err := w.checkItem(i, it); err != nil {
 			return err
 		}
 		w.start[i] = total
@@ -346,7 +347,7 @@ func ok(x float64) bool { return x >= 0 && x <= math.MaxFloat64 }
 
 // checkItem returns why item i of the request is malformed, or nil. A
 // valid item (the usual case) costs a handful of comparisons.
-func (w *work) checkItem(i int, it *elastico.PlacementItem, ng int) error {
+func (w *work) checkItem(i int, it *elastico.PlacementItem) error {
 	if it.Job != nil && it.Profile != nil {
 		d := &it.Profile.Demand
 		valid := d.GPUs >= 1 && d.SM > 0 && d.SM <= 1 && ok(d.GPUMemory) && ok(d.CPU) && ok(d.RAM)
@@ -380,7 +381,7 @@ func (w *work) checkItem(i int, it *elastico.PlacementItem, ng int) error {
 		name string
 		v    float64
 	}{{"GPUMemory", d.GPUMemory}, {"CPU", d.CPU}, {"RAM", d.RAM}} {
-		if r := badNumber(f.v); r != "" {
+		if r := check.Number(f.v); r != "" {
 			return bad("Profile.Demand."+f.name, r)
 		}
 	}
@@ -394,20 +395,7 @@ func (w *work) checkItem(i int, it *elastico.PlacementItem, ng int) error {
 			return bad(fmt.Sprintf("Avoid[%d]", k), fmt.Sprintf("is %d, want another item's index", a))
 		}
 	}
-	_ = ng
 	return nil
-}
-
-func badNumber(x float64) string {
-	switch {
-	case math.IsNaN(x):
-		return "is NaN"
-	case math.IsInf(x, 0):
-		return "is infinite"
-	case x < 0:
-		return fmt.Sprintf("is negative (%g)", x)
-	}
-	return ""
 }
 
 // buildAvoid makes the Avoid relation symmetric, as a CSR adjacency.

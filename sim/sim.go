@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/internal/sets"
 )
 
 // Config is one run: a cluster, its ground truth, the jobs, and the policy
@@ -672,9 +673,9 @@ func (s *simulation) apply(plan *elastico.Plan, st *elastico.State) error {
 			ch.kind = elastico.Start
 		case ch.cfg < 0:
 			ch.kind = elastico.Preempt
-		case ch.cfg == j.cfg && sameSet(j.gpus, ch.gpus):
+		case ch.cfg == j.cfg && sets.Equal(j.gpus, ch.gpus):
 			ch.none = true
-		case subset(j.gpus, ch.gpus) || subset(ch.gpus, j.gpus):
+		case sets.Subset(j.gpus, ch.gpus) || sets.Subset(ch.gpus, j.gpus):
 			// No replica goes to a GPU it was not on: a restart in place,
 			// growing or shrinking.
 			ch.kind = elastico.Reconfigure
@@ -756,24 +757,4 @@ func (s *simulation) apply(plan *elastico.Plan, st *elastico.State) error {
 		j.assign = &elastico.Assignment{ConfigID: j.Configs[ch.cfg].ID, GPUs: ids}
 	}
 	return s.checkCapacity()
-}
-
-// subset reports whether every element of a is in b.
-func subset(a, b []int) bool {
-	for _, x := range a {
-		if !slices.Contains(b, x) {
-			return false
-		}
-	}
-	return true
-}
-
-func sameSet(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	x, y := slices.Clone(a), slices.Clone(b)
-	slices.Sort(x)
-	slices.Sort(y)
-	return slices.Equal(x, y)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/internal/sets"
 	"github.com/elastico/elastico/rst"
 )
 
@@ -164,7 +165,7 @@ func (a *Adapter) reconfigure(ctx context.Context, act elastico.Action, j *elast
 	}
 	// A GRES update is merged into the job's list: GPUs can be added to a
 	// job (growing in place) but never taken away from it.
-	if !subset(r.GPUs, act.To.GPUs) {
+	if !sets.Subset(r.GPUs, act.To.GPUs) {
 		return "declined: a Slurm job keeps the GPUs it started on (GRES updates merge); moving or shrinking it needs a new job", nil
 	}
 	if r.Phase != PhaseLaunched {
@@ -519,26 +520,6 @@ func (a *Adapter) launched(r *Record, sj *Job, now time.Time) {
 		r.Launches = append(r.Launches, l)
 	}
 	a.log.Info("launched", "job", r.SlurmID, "gen", r.Gen, "run", sj.Restarts, "config", r.ConfigID, "gpus", strings.Join(r.GPUs, ","), "gres", r.Gres)
-}
-
-// subset reports whether every element of a is in b.
-func subset(a, b []string) bool {
-	for _, x := range a {
-		if !slices.Contains(b, x) {
-			return false
-		}
-	}
-	return true
-}
-
-func sameSet(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	x, y := slices.Clone(a), slices.Clone(b)
-	slices.Sort(x)
-	slices.Sort(y)
-	return slices.Equal(x, y)
 }
 
 func truncate(s string, n int) string {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/examples/slurm/slurmtest"
+	"github.com/elastico/elastico/internal/sets"
 	"github.com/elastico/elastico/pds"
 )
 
@@ -61,7 +62,7 @@ func (r *recorder) chose(job, config string, gpus []string) bool {
 	defer r.mu.Unlock()
 	for _, p := range r.plans {
 		for _, a := range p.Actions {
-			if a.JobID == job && a.To != nil && a.To.ConfigID == config && sameSet(a.To.GPUs, gpus) {
+			if a.JobID == job && a.To != nil && a.To.ConfigID == config && sets.Equal(a.To.GPUs, gpus) {
 				return true
 			}
 		}
