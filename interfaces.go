@@ -159,6 +159,12 @@ type PlacementItem struct {
 	// Avoid lists GPUs this item must not share with the given other items
 	// (by index in Items): pairs the interference check separated.
 	Avoid []int
+	// Quiet keeps the item off GPUs with a neighbour predicted to
+	// interfere, even where the placer would otherwise take one as a last
+	// resort (placement.Config.LoudLastResort). pds sets it for a
+	// configuration whose interference the market already prices: placing
+	// it beside a loud neighbour again would only find the same violation.
+	Quiet bool
 }
 
 // Placement is a Placer's answer.

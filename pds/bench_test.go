@@ -16,9 +16,9 @@ import (
 // MPS), n jobs of 8 configurations each (4 batch sizes × AMP, a fifth of
 // the jobs with 2- or 4-GPU configurations), each job one of Gavel's V100
 // job types, the data the default predictor was not trained on.
-// Three epochs have run on it (so most jobs run, many share GPUs, and the
-// Carry holds prices and penalties), then a fraction churn of the jobs left
-// and as many arrived.
+// settleEpochs epochs have run on it (so most jobs run, many share GPUs,
+// and the Carry holds prices and penalties), then a fraction churn of the
+// jobs left and as many arrived.
 func benchState(tb testing.TB, s *Scheduler, n, gpus int, churn float64) *elastico.State {
 	r := rand.New(rand.NewPCG(uint64(n), uint64(gpus)))
 	st := &elastico.State{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
@@ -57,9 +57,7 @@ func benchState(tb testing.TB, s *Scheduler, n, gpus int, churn float64) *elasti
 	for i := range n {
 		st.Jobs = append(st.Jobs, job(fmt.Sprintf("j%05d", i)))
 	}
-	// Three epochs to settle: the first admits a whole queue at the
-	// tolerance of a long queue.
-	for range 3 {
+	for range settleEpochs {
 		plan, err := s.Epoch(context.Background(), st)
 		if err != nil {
 			tb.Fatal(err)
@@ -73,6 +71,14 @@ func benchState(tb testing.TB, s *Scheduler, n, gpus int, churn float64) *elasti
 	return st
 }
 
+// settleEpochs is how many epochs a benchmark's State has run before it
+// is measured: the first admits a whole queue at the tolerance of a long
+// queue; the next ones learn which jobs no quiet GPU will take (the
+// waiting ones stop being tried beside loud neighbours once the market
+// prices them, see epoch.priced). Eight reach the steady state of a
+// host's loop at every size measured.
+const settleEpochs = 8
+
 // BenchmarkEpoch measures Epoch at the sizes of DESIGN.md 6, and where its
 // time goes (per-phase metrics from Stats: prices, placement, interference;
 // State.Validate apart). churn is the fraction of jobs replaced since the
@@ -80,7 +86,7 @@ func benchState(tb testing.TB, s *Scheduler, n, gpus int, churn float64) *elasti
 //
 // A Scheduler keeps its predictor's answers from one epoch to the next
 // (see predCache). cache=warm is a host's loop: every measured epoch starts
-// from the cache the three settling epochs left, before the churn, so it
+// from the cache the settling epochs left, before the churn, so it
 // pays for the new jobs' pairs as the next epoch of a real loop would
 // (restoring the cache is not measured). cache=cold starts every measured
 // epoch from an empty cache, as a new Scheduler's first epoch does.

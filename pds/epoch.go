@@ -505,7 +505,7 @@ func (e *epoch) buildItems(fam func(int) int32) {
 			// they were, so the placer keeps them there at little cost.
 			cur = e.prev.gpus[j]
 		}
-		e.items = append(e.items, elastico.PlacementItem{Job: js.job, Profile: &js.job.Family[k], Current: cur})
+		e.items = append(e.items, elastico.PlacementItem{Job: js.job, Profile: &js.job.Family[k], Current: cur, Quiet: e.priced(int32(j))})
 		e.itemFam = append(e.itemFam, k)
 	}
 	for _, p := range e.avoid {
@@ -717,6 +717,28 @@ func (e *epoch) violationCost(r *result) float64 {
 		c += min(e.valueOf(v.victim, r.choice[v.victim]), e.valueOf(v.aggressor, r.choice[v.aggressor]))
 	}
 	return c
+}
+
+// priced reports whether one of job j's configurations carries at least
+// one recent violation's (or refusal's) worth of learned penalty (Δ,
+// decayed once): the market has priced what went wrong with the job, so
+// the first round's placer does not put it beside a loud neighbour again
+// only to find another violation (see Scheduler.first); it waits for a
+// quiet GPU, and each refusal penalizes the configuration it bid, so the
+// market moves it on to another. Without this, where most pairs are loud,
+// every waiting job was placed beside a loud neighbour every epoch, and
+// every epoch ran a second round to take them all off again.
+func (e *epoch) priced(j int32) bool {
+	js := &e.jobs[j]
+	if js.bidder < 0 {
+		return false
+	}
+	for o := js.first; o < js.first+js.n; o++ {
+		if e.learned[o] >= e.cfg.Delta*e.cfg.PenaltyDecay {
+			return true
+		}
+	}
+	return false
 }
 
 // penalize adds Δ to the learned penalty of job j's option for family

@@ -60,7 +60,8 @@ type Config struct {
 	// (the predictor only breaks ties). Valid range: 0 or [1, +Inf).
 	MaxSlowdown float64
 	// LoudLastResort makes a GPU with loud neighbours a last resort rather
-	// than forbidden: the item goes there if nothing else has room.
+	// than forbidden: the item goes there if nothing else has room (unless
+	// the item is Quiet).
 	LoudLastResort bool
 }
 
@@ -772,6 +773,12 @@ func (w *work) findOne(it int32, d *elastico.Demand) (best int32, avoided bool) 
 	return best, avoided
 }
 
+// lastResort reports whether item it may go beside a loud neighbour when
+// nothing else has room.
+func (w *work) lastResort(it int32) bool {
+	return w.cfg.LoudLastResort && !w.req.Items[it].Quiet
+}
+
 // maxRejected bounds how many GPUs with loud neighbours (predicted above
 // MaxSlowdown) a search predicts for before it looks only for empty GPUs,
 // and maxAfterRejected how many more it then scans.
@@ -788,6 +795,7 @@ func (w *work) findOnePass(it int32, d *elastico.Demand, capped bool) (best, fal
 	cands := w.cands[:0]
 	firstCell := -1
 	limit := w.cfg.MaxSlowdown > 0 && w.req.Predictor != nil
+	lastResort := w.lastResort(it)
 	fallback, fallbackS := int32(-1), math.Inf(1)
 	rejected, after := 0, 0
 	for {
@@ -824,7 +832,7 @@ func (w *work) findOnePass(it int32, d *elastico.Demand, capped bool) (best, fal
 			}
 			// Loud, and no quieter than the fallback: nothing more to know.
 			stop := w.cfg.MaxSlowdown
-			if w.cfg.LoudLastResort {
+			if lastResort {
 				stop = max(stop, fallbackS)
 			}
 			if s = w.slowdownAbove(it, g, stop); s > w.cfg.MaxSlowdown {
@@ -844,7 +852,7 @@ func (w *work) findOnePass(it int32, d *elastico.Demand, capped bool) (best, fal
 	}
 	w.cands = cands
 	if len(cands) == 0 {
-		if !w.cfg.LoudLastResort {
+		if !lastResort {
 			fallback = -1
 		}
 		return -1, fallback, avoided, c.skipped
@@ -990,7 +998,8 @@ func (w *work) tryNode(it int32, n int32, d *elastico.Demand, avoided *bool) boo
 	}
 	// Where loud GPUs are out, how loud is beside the point.
 	stop := math.Inf(1)
-	if w.cfg.MaxSlowdown > 0 && !w.cfg.LoudLastResort {
+	lastResort := w.lastResort(it)
+	if w.cfg.MaxSlowdown > 0 && !lastResort {
 		stop = w.cfg.MaxSlowdown
 	}
 	if len(cands) > need && w.req.Predictor != nil {
@@ -1001,7 +1010,7 @@ func (w *work) tryNode(it int32, n int32, d *elastico.Demand, avoided *bool) boo
 			}
 		}
 	}
-	if w.cfg.MaxSlowdown > 0 && w.req.Predictor != nil && !w.cfg.LoudLastResort {
+	if w.cfg.MaxSlowdown > 0 && w.req.Predictor != nil && !lastResort {
 		// Loud GPUs are out: drop them (predicting those the tie-break
 		// above skipped).
 		kept := cands[:0]

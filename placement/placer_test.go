@@ -438,6 +438,34 @@ func TestPlace(t *testing.T) {
 			wantGPUs:  [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 0)}},
 		},
 		{
+			name:    "LoudLastResort: a Quiet item waits rather than take the loud GPU",
+			cfg:     Config{MaxSlowdown: 1.2, LoudLastResort: true},
+			cluster: cluster(1, 1, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				loud, x := item("loud", 1, 0.4, 4), item("x", 1, 0.4, 4)
+				loud.Current = []elastico.GPURef{ref(0, 0)}
+				x.Quiet = true
+				return []elastico.PlacementItem{loud, x}
+			}(),
+			predictor:   fakePredictor{"loud|x": 1.6},
+			wantGPUs:    [][]elastico.GPURef{{ref(0, 0)}, nil},
+			wantReasons: []string{"", ReasonLoud + "1.2×"},
+		},
+		{
+			name:    "LoudLastResort: a Quiet gang waits rather than take a loud GPU",
+			cfg:     Config{MaxSlowdown: 1.2, LoudLastResort: true},
+			cluster: cluster(1, 2, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				loud, g := item("loud", 1, 0.4, 4), item("g", 2, 0.4, 4)
+				loud.Current = []elastico.GPURef{ref(0, 0)}
+				g.Quiet = true
+				return []elastico.PlacementItem{loud, g}
+			}(),
+			predictor:   fakePredictor{"g|loud": 1.6},
+			wantGPUs:    [][]elastico.GPURef{{ref(0, 0)}, nil},
+			wantReasons: []string{"", ReasonLoud + "1.2×"},
+		},
+		{
 			name:    "MaxSlowdown: nothing rather than the loud GPU",
 			cfg:     Config{MaxSlowdown: 1.2},
 			cluster: cluster(1, 1, 16, true, 32, 256),
