@@ -927,7 +927,9 @@ func (w *work) placeSpread(it int32, d *elastico.Demand) (ok, avoided bool) {
 }
 
 // placeGang places a gang on one node: the nodes it runs on first, then
-// the node of each fitting GPU in best-fit order.
+// the node of each fitting GPU in best-fit order. After maxRejected nodes
+// whose room was all beside loud neighbours it tries only nodes reached
+// through their empty GPUs, as findOnePass does for one replica.
 func (w *work) placeGang(it int32, d *elastico.Demand) (ok, avoided bool) {
 	item := &w.req.Items[it]
 	if d.GPUs > w.maxNodeGPUs {
@@ -940,16 +942,18 @@ func (w *work) placeGang(it int32, d *elastico.Demand) (ok, avoided bool) {
 			continue
 		}
 		nd.tried = w.stamp
-		if w.tryNode(it, int32(ref.Node), d, &avoided) {
+		if ok, _ := w.tryNode(it, int32(ref.Node), d, &avoided); ok {
 			return true, avoided
 		}
 	}
-	c := w.cursor(d, true)
+	sm, mem := d.SM-w.smTol, d.GPUMemory-w.maxMemTol // as w.cursor
+	c := w.idx.cursor(sm, mem, true)
+	rejected, empty := 0, false
 	for {
 		g, _ := c.next()
 		if g < 0 && c.capped && c.skipped {
 			// Try the buckets the cap cut short, in full.
-			c = w.cursor(d, false)
+			c = w.idx.cursor(sm, mem, false)
 			g, _ = c.next()
 		}
 		if g < 0 {
@@ -961,17 +965,33 @@ func (w *work) placeGang(it int32, d *elastico.Demand) (ok, avoided bool) {
 			continue
 		}
 		nd.tried = w.stamp
-		if w.tryNode(it, n, d, &avoided) {
+		ok, loud := w.tryNode(it, n, d, &avoided)
+		if ok {
 			return true, avoided
+		}
+		if loud {
+			if rejected++; rejected == maxRejected && !empty {
+				// Enough loud nodes: walk the empty GPUs' column.
+				empty = true
+				sm = w.cfg.Oversubscription - w.smTol
+				c = w.idx.cursor(sm, mem, true)
+			}
 		}
 	}
 }
 
-func (w *work) tryNode(it int32, n int32, d *elastico.Demand, avoided *bool) bool {
+// tryNode places gang item it on node n if it fits there: on the GPUs
+// that rank first by candLess (quiet before loud, current before not,
+// then best fit, then the quieter neighbours). loud reports that it did
+// not fit because GPUs with room had loud neighbours. Slowdowns are
+// predicted lazily, a bucket of equally good GPUs at a time, until the
+// gang has enough quiet GPUs: a node with room to spare costs the
+// predictions of the GPUs it takes, not of all eight.
+func (w *work) tryNode(it int32, n int32, d *elastico.Demand, avoided *bool) (ok, loud bool) {
 	nd := &w.nodes[n]
 	need := d.GPUs
 	if int(nd.open) < need || !w.fitsNode(n, need, d) {
-		return false
+		return false, false
 	}
 	item := &w.req.Items[it]
 	cands := w.cands[:0]
@@ -994,58 +1014,81 @@ func (w *work) tryNode(it int32, n int32, d *elastico.Demand, avoided *bool) boo
 	}
 	w.cands = cands
 	if len(cands) < need {
-		return false
+		return false, false
 	}
-	// Where loud GPUs are out, how loud is beside the point.
-	stop := math.Inf(1)
+	limit := w.cfg.MaxSlowdown > 0 && w.req.Predictor != nil
 	lastResort := w.lastResort(it)
-	if w.cfg.MaxSlowdown > 0 && !lastResort {
-		stop = w.cfg.MaxSlowdown
-	}
-	if len(cands) > need && w.req.Predictor != nil {
-		for k := range cands {
-			if w.gpus[cands[k].g].n > 0 {
-				cands[k].slowdown = w.slowdownAbove(it, cands[k].g, stop)
-				cands[k].loud = w.cfg.MaxSlowdown > 0 && cands[k].slowdown > w.cfg.MaxSlowdown
-			}
+	// Every slowdown 1 for now: this orders by current, cell, score.
+	slices.SortFunc(cands, candCmp)
+	if w.req.Predictor != nil && (len(cands) > need || (limit && !lastResort)) {
+		// A quiet GPU's slowdown is exact whatever the stop; a loud
+		// one's is only known to exceed MaxSlowdown.
+		stop := math.Inf(1)
+		if limit {
+			stop = w.cfg.MaxSlowdown
 		}
-	}
-	if w.cfg.MaxSlowdown > 0 && w.req.Predictor != nil && !lastResort {
-		// Loud GPUs are out: drop them (predicting those the tie-break
-		// above skipped).
-		kept := cands[:0]
-		for _, c := range cands {
-			if !c.loud && c.slowdown == 1 && w.gpus[c.g].n > 0 {
-				c.slowdown = w.slowdownAbove(it, c.g, stop)
-				c.loud = c.slowdown > w.cfg.MaxSlowdown
+		quiet, i := 0, 0
+		for i < len(cands) && quiet < need {
+			j := i + 1
+			for j < len(cands) && cands[j].current == cands[i].current && cands[j].cell == cands[i].cell {
+				j++
 			}
-			if c.loud {
+			for k := i; k < j; k++ {
+				if w.gpus[cands[k].g].n > 0 {
+					cands[k].slowdown = w.slowdownAbove(it, cands[k].g, stop)
+					cands[k].loud = limit && cands[k].slowdown > w.cfg.MaxSlowdown
+				}
+				if !cands[k].loud {
+					quiet++
+				}
+			}
+			slices.SortFunc(cands[i:j], candCmp)
+			i = j
+		}
+		if quiet < need {
+			if !limit || !lastResort {
 				w.loud = true
-				continue
+				return false, true
 			}
-			kept = append(kept, c)
+			// The loud GPUs as a last resort, the quietest first: their
+			// slowdowns in full.
+			for k := range cands {
+				if cands[k].loud {
+					cands[k].slowdown = w.slowdown(it, cands[k].g)
+				}
+			}
 		}
-		cands = kept
-		w.cands = cands
-		if len(cands) < need {
-			return false
+		// Quiet before loud; the GPUs not predicted rank after every
+		// quiet one predicted, as they are in cands already.
+		slices.SortStableFunc(cands[:i], func(a, b cand) int {
+			switch {
+			case a.loud == b.loud:
+				return 0
+			case b.loud:
+				return -1
+			}
+			return 1
+		})
+		if quiet < need {
+			slices.SortFunc(cands, candCmp)
 		}
 	}
-	slices.SortFunc(cands, func(a, b cand) int {
-		switch {
-		case candLess(&a, &b):
-			return -1
-		case candLess(&b, &a):
-			return 1
-		}
-		return 0
-	})
 	out := w.at[w.start[it]:w.start[it+1]]
 	for k := range need {
 		w.commit(it, cands[k].g, d)
 		out[k] = cands[k].g
 	}
-	return true
+	return true, false
+}
+
+func candCmp(a, b cand) int {
+	switch {
+	case candLess(&a, &b):
+		return -1
+	case candLess(&b, &a):
+		return 1
+	}
+	return 0
 }
 
 // why records why item it found no room, in w.rbuf: the reasons of a
