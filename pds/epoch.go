@@ -82,6 +82,7 @@ type epoch struct {
 	settled   bool   // the last round had no violation
 	keptOld   []bool // per job: kept its running configuration after its new one found no room
 	violated  []bool // per job: in a violating pair in the last round
+	gone      []bool // per job: deferred in violationCost's count
 	acc       account
 	itemFam   []int32 // family index of each placement item
 	resOff    []int32
@@ -710,11 +711,28 @@ func (e *epoch) keep(r *result, cost float64) {
 }
 
 // violationCost is what deferring one job of each violating pair of r
-// would lose.
+// (e.viol) would lose: the value of the jobs resolve's last resort,
+// deferNewcomers, would take out, in the same order, each counted once. A
+// job in several violating pairs, or in a pair loud both ways, is
+// deferred once, and a pair one of whose jobs is already out needs
+// nothing more; so r's score less this cost is the value of a plan that
+// resolve can always reach from r, never below zero. (Charging the lesser
+// value once per ordered pair made a plan of many loud pairs worth less
+// than running nothing: on an idle cluster, a later round that deferred
+// every job won, and the cluster stayed idle with jobs waiting.)
 func (e *epoch) violationCost(r *result) float64 {
+	e.gone = grow(e.gone, len(e.jobs))
 	c := 0.0
 	for _, v := range e.viol {
-		c += min(e.valueOf(v.victim, r.choice[v.victim]), e.valueOf(v.aggressor, r.choice[v.aggressor]))
+		if e.gone[v.victim] || e.gone[v.aggressor] || r.gpus[v.victim] == nil || r.gpus[v.aggressor] == nil {
+			continue
+		}
+		d := e.newcomer(r, v)
+		if e.cfg.Pinned && e.jobs[d].running && e.asIs(r, d, v.gpu) {
+			d = v.victim + v.aggressor - d // as deferNewcomers picks
+		}
+		e.gone[d] = true
+		c += e.valueOf(d, r.choice[d])
 	}
 	return c
 }

@@ -288,7 +288,7 @@ func (e *epoch) deferNewcomers() (putBack bool) {
 		if b.gpus[v.victim] == nil || b.gpus[v.aggressor] == nil {
 			continue
 		}
-		d := e.newcomer(v)
+		d := e.newcomer(b, v)
 		if e.cfg.Pinned && e.jobs[d].running {
 			// check left out the pairs both of which are as before, so
 			// one of them is not.
@@ -313,10 +313,11 @@ func (e *epoch) deferNewcomers() (putBack bool) {
 	return putBack
 }
 
-// newcomer picks the job of a violating pair to defer: the one that did not
-// run on that GPU before; if both or neither did, the one whose chosen
-// configuration is worth less (w·G̃), then the later one in the State.
-func (e *epoch) newcomer(v violation) int32 {
+// newcomer picks the job of a violating pair of r to defer: the one that
+// did not run on that GPU before; if both or neither did, the one whose
+// chosen configuration is worth less (w·G̃), then the later one in the
+// State.
+func (e *epoch) newcomer(r *result, v violation) int32 {
 	ref := e.ref(v.gpu)
 	wasA := slices.Contains(e.jobs[v.victim].curGPUs, ref)
 	wasB := slices.Contains(e.jobs[v.aggressor].curGPUs, ref)
@@ -326,7 +327,7 @@ func (e *epoch) newcomer(v violation) int32 {
 	case wasB && !wasA:
 		return v.victim
 	}
-	va, vb := e.value(v.victim), e.value(v.aggressor)
+	va, vb := e.valueOf(v.victim, r.choice[v.victim]), e.valueOf(v.aggressor, r.choice[v.aggressor])
 	switch {
 	case va < vb:
 		return v.victim
@@ -335,6 +336,3 @@ func (e *epoch) newcomer(v violation) int32 {
 	}
 	return max(v.victim, v.aggressor)
 }
-
-// value is w·G̃ of job j's chosen configuration in the best plan.
-func (e *epoch) value(j int32) float64 { return e.valueOf(j, e.best.choice[j]) }
