@@ -244,3 +244,47 @@ func TestWarmStartFarOff(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmPricesFallOnSlackMarket: prices carried from a crowded epoch
+// must not keep anyone out of a market where everything fits (an idle
+// cluster): every bidder gets its best option, and no price is left on a
+// resource nobody is short of. (Issue 6 suspected this; it holds: the
+// excess demand is −1 on every priced resource, so tâtonnement lowers
+// the prices to zero, and the fill after the repair would admit what fits
+// anyway.)
+func TestWarmPricesFallOnSlackMarket(t *testing.T) {
+	m := &elastico.Market{Capacity: elastico.Vector{4, 64, 32, 256}}
+	for range 4 {
+		// One option each, as the −RST ablation bids: a quarter of the
+		// SM and CPU, worth little beside the carried prices.
+		m.Bidders = append(m.Bidders, elastico.Bidder{Weight: 1, Options: []elastico.Option{
+			{Goodput: 1, Penalty: 0.5, Demand: elastico.Vector{0.9, 8, 7, 16}},
+		}})
+	}
+	for _, tc := range []struct {
+		name       string
+		warm       elastico.Vector
+		wantChoice []int
+		wantPrices elastico.Vector
+	}{
+		{"no carried prices", elastico.Vector{}, []int{0, 0, 0, 0}, elastico.Vector{}},
+		{"a high SM price", elastico.Vector{31, 0, 0, 0}, []int{0, 0, 0, 0}, elastico.Vector{}},
+		{"a high CPU price", elastico.Vector{0, 0, 18, 0}, []int{0, 0, 0, 0}, elastico.Vector{}},
+		{"every price high", elastico.Vector{1e3, 1e3, 1e3, 1e3}, []int{0, 0, 0, 0}, elastico.Vector{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSolver(t, esp.Config{})
+			m.Prices = tc.warm
+			var sol elastico.Solution
+			if err := s.Solve(context.Background(), m, &sol); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantChoice, sol.Choice); diff != "" {
+				t.Errorf("choice (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantPrices, sol.Prices); diff != "" {
+				t.Errorf("prices (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
