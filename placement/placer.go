@@ -1045,6 +1045,10 @@ func (w *work) tryNode(it int32, n int32, d *elastico.Demand, avoided *bool) (ok
 		}
 		quiet, i := 0, 0
 		for i < len(cands) && quiet < need {
+			if limit && !lastResort && quiet+len(cands)-i < need {
+				// Too few GPUs left to predict for, were they all quiet.
+				break
+			}
 			j := i + 1
 			for j < len(cands) && cands[j].current == cands[i].current && cands[j].cell == cands[i].cell {
 				j++
@@ -1056,6 +1060,8 @@ func (w *work) tryNode(it int32, n int32, d *elastico.Demand, avoided *bool) (ok
 				}
 				if !cands[k].loud {
 					quiet++
+				} else if !lastResort && quiet+len(cands)-k-1 < need {
+					break // as above, within the bucket
 				}
 			}
 			slices.SortFunc(cands[i:j], candCmp)
