@@ -120,6 +120,15 @@ func TestAblations(t *testing.T) {
 			wantAblated: map[string]string{"a": "plain@g0", "b": "Unaffordable"},
 		},
 		{
+			// No coordinated reconfiguration, one round: x's fast
+			// configuration violates beside y, and no second round lets
+			// the market reshape x; resolve defers one of the pair.
+			name: "no coordinated reconfiguration: one round", scenario: "interference-reshaped",
+			ablation:    Ablation{NoCoordinatedReconfiguration: true},
+			wantFull:    map[string]string{"x": "lean@g0", "y": "kv30@g0"},
+			wantAblated: map[string]string{"x": "fast@g0", "y": "Interference"},
+		},
+		{
 			// −PDS: the trainers cannot shrink for the burst, so one of them
 			// is preempted instead of both giving up a GPU.
 			name: "no PDS", scenario: "inference-burst",
@@ -171,6 +180,9 @@ func TestAblations(t *testing.T) {
 					if plan.Stats.Violations != 0 {
 						t.Errorf("memory-only: %d violations counted", plan.Stats.Violations)
 					}
+				}
+				if run.ab.NoCoordinatedReconfiguration && plan.Stats.Rounds != 1 {
+					t.Errorf("ablation %+v ran %d rounds, want 1", run.ab, plan.Stats.Rounds)
 				}
 				if run.ab.NoCoordinatedReconfiguration || run.ab.FixedConfiguration {
 					for _, a := range plan.Actions {

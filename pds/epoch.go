@@ -219,7 +219,7 @@ func (e *epoch) run(ctx context.Context) (*elastico.Plan, error) {
 	e.buildMarket()
 	e.best.score = math.Inf(-1) // any completed round beats nothing
 	prices := e.st.Carry.Prices
-	for m := 1; m <= e.cfg.Rounds; m = e.stats.Rounds + 1 {
+	for m := 1; m <= e.rounds(); m = e.stats.Rounds + 1 {
 		if ctx.Err() != nil {
 			e.truncated = true
 			break
@@ -244,6 +244,16 @@ func (e *epoch) run(ctx context.Context) (*elastico.Plan, error) {
 		return nil, err
 	}
 	return e.plan(), nil
+}
+
+// rounds is M, the most rounds an epoch runs. Without coordinated
+// reconfiguration it is one: that round's violations go to resolve, which
+// separates or defers but never reshapes.
+func (e *epoch) rounds() int {
+	if e.cfg.Ablation.NoCoordinatedReconfiguration {
+		return 1
+	}
+	return e.cfg.Rounds
 }
 
 // statusQuo makes the fallback plan: every running job where it runs, in
@@ -338,7 +348,7 @@ func (e *epoch) round(ctx context.Context, m int, prices *elastico.Vector) (bool
 	e.since(t, &e.stats.Interference)
 	e.feedback(r, m)
 	cost := e.violationCost(r)
-	if e.settled || m == e.cfg.Rounds || e.cfg.Ablation.GreedyFirstFit {
+	if e.settled || m == e.rounds() || e.cfg.Ablation.GreedyFirstFit {
 		// (Without prices, −ESP's next round is a full one: its jobs take
 		// what fits in the State's order, which a local round cannot
 		// tell.)
