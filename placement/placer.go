@@ -964,7 +964,7 @@ func (w *work) placeGang(it int32, d *elastico.Demand) (ok, avoided bool) {
 	}
 	sm, mem := d.SM-w.smTol, d.GPUMemory-w.maxMemTol // as w.cursor
 	c := w.idx.cursor(sm, mem, true)
-	rejected, empty := 0, false
+	rejected, empty, after, need := 0, false, 0, d.GPUs
 	for {
 		g, _ := c.next()
 		if g < 0 && c.capped && c.skipped {
@@ -981,6 +981,16 @@ func (w *work) placeGang(it int32, d *elastico.Demand) (ok, avoided bool) {
 			continue
 		}
 		nd.tried = w.stamp
+		if empty {
+			// Only a node with room on empty GPUs alone is sure to
+			// take the gang; the walk is bounded as findOnePass's is.
+			if after += int(nd.count); after > maxAfterRejected {
+				return false, avoided
+			}
+			if w.emptyFits(it, n, d) < need {
+				continue
+			}
+		}
 		ok, loud := w.tryNode(it, n, d, &avoided)
 		if ok {
 			return true, avoided
@@ -994,6 +1004,18 @@ func (w *work) placeGang(it int32, d *elastico.Demand) (ok, avoided bool) {
 			}
 		}
 	}
+}
+
+// emptyFits counts node n's empty GPUs that one replica of item it fits.
+func (w *work) emptyFits(it int32, n int32, d *elastico.Demand) int {
+	nd := &w.nodes[n]
+	k := 0
+	for g := nd.first; g < nd.first+nd.count; g++ {
+		if w.gpus[g].n == 0 && w.fitsGPU(it, g, d) && !w.conflicts(it, g) {
+			k++
+		}
+	}
+	return k
 }
 
 // tryNode places gang item it on node n if it fits there: on the GPUs
