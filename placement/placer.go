@@ -958,7 +958,7 @@ func (w *work) placeGang(it int32, d *elastico.Demand) (ok, avoided bool) {
 			continue
 		}
 		nd.tried = w.stamp
-		if ok, _ := w.tryNode(it, int32(ref.Node), d, &avoided); ok {
+		if ok, _ := w.tryNode(it, int32(ref.Node), d, false, &avoided); ok {
 			return true, avoided
 		}
 	}
@@ -982,8 +982,8 @@ func (w *work) placeGang(it int32, d *elastico.Demand) (ok, avoided bool) {
 		}
 		nd.tried = w.stamp
 		if empty {
-			// Only a node with room on empty GPUs alone is sure to
-			// take the gang; the walk is bounded as findOnePass's is.
+			// Only a node with room on empty GPUs alone can take the
+			// gang now; the walk is bounded as findOnePass's is.
 			if after += int(nd.count); after > maxAfterRejected {
 				return false, avoided
 			}
@@ -991,7 +991,7 @@ func (w *work) placeGang(it int32, d *elastico.Demand) (ok, avoided bool) {
 				continue
 			}
 		}
-		ok, loud := w.tryNode(it, n, d, &avoided)
+		ok, loud := w.tryNode(it, n, d, empty, &avoided)
 		if ok {
 			return true, avoided
 		}
@@ -1018,14 +1018,15 @@ func (w *work) emptyFits(it int32, n int32, d *elastico.Demand) int {
 	return k
 }
 
-// tryNode places gang item it on node n if it fits there: on the GPUs
-// that rank first by candLess (quiet before loud, current before not,
-// then best fit, then the quieter neighbours). loud reports that it did
+// tryNode places gang item it on node n if it fits there (on its empty
+// GPUs only if emptyOnly): on the GPUs that rank first by candLess (quiet
+// before loud, current before not, then best fit, then the quieter
+// neighbours). loud reports that it did
 // not fit because GPUs with room had loud neighbours. Slowdowns are
 // predicted lazily, a bucket of equally good GPUs at a time, until the
 // gang has enough quiet GPUs: a node with room to spare costs the
 // predictions of the GPUs it takes, not of all eight.
-func (w *work) tryNode(it int32, n int32, d *elastico.Demand, avoided *bool) (ok, loud bool) {
+func (w *work) tryNode(it int32, n int32, d *elastico.Demand, emptyOnly bool, avoided *bool) (ok, loud bool) {
 	nd := &w.nodes[n]
 	need := d.GPUs
 	if int(nd.open) < need || !w.fitsNode(n, need, d) {
@@ -1034,7 +1035,7 @@ func (w *work) tryNode(it int32, n int32, d *elastico.Demand, avoided *bool) (ok
 	item := &w.req.Items[it]
 	cands := w.cands[:0]
 	for g := nd.first; g < nd.first+nd.count; g++ {
-		if !w.fitsGPU(it, g, d) {
+		if !w.fitsGPU(it, g, d) || (emptyOnly && w.gpus[g].n > 0) {
 			continue
 		}
 		if w.conflicts(it, g) {
