@@ -21,6 +21,15 @@
 // falls in the same bucket are ties, broken by the lowest predicted slowdown
 // against the GPU's residents when the request carries a Predictor.
 //
+// With [Config.MaxSlowdown] and a Predictor, GPUs beside a resident
+// predicted to interfere above it ("loud") are passed over, or taken only as
+// a last resort with [Config.LoudLastResort] (never for an item marked
+// Quiet). The search for a quiet GPU is bounded: after 8 loud GPUs (nodes,
+// for a gang; 2 for a Quiet item, one that already found only loud ones)
+// an item looks only at empty GPUs, and a gang predicts lazily, a bucket of
+// equally good GPUs at a time. Where most pairs are loud, this is what keeps
+// a failed search from costing a prediction per GPU of the cluster.
+//
 // Free capacity is kept in a bucketed index (64 memory levels × 16 SM
 // levels), so one item costs O(levels) plus the candidates it inspects, not
 // O(GPUs): 20,000 items go on 16,384 GPUs in milliseconds (see
