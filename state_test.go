@@ -152,3 +152,42 @@ func TestMarketValidateDoesNotAllocate(t *testing.T) {
 		t.Errorf("Validate of a valid market allocates %v times", n)
 	}
 }
+
+// TestValidateLargeStateFirstProblem: a State large enough for Validate to
+// check its jobs in parallel chunks still reports the first problem in
+// job order, an ID's before the rest of the same job's.
+func TestValidateLargeStateFirstProblem(t *testing.T) {
+	const n = 3 * parallelJobs
+	if s := benchState(n, 4096); s.Validate() != nil {
+		t.Fatalf("valid state rejected: %v", s.Validate())
+	}
+	badWeight := func(i int) func(*State) { return func(s *State) { s.Jobs[i].Weight = math.NaN() } }
+	dupID := func(i int) func(*State) { return func(s *State) { s.Jobs[i].ID = s.Jobs[0].ID } }
+	tests := []struct {
+		name      string
+		mutate    []func(*State)
+		wantID    string
+		wantField string
+	}{
+		{"one bad job late", []func(*State){badWeight(n - 1)}, "job-6143", "Weight"},
+		{"the earlier of two bad jobs in different chunks", []func(*State){badWeight(5000), badWeight(100)}, "job-100", "Weight"},
+		{"a bad job before a duplicate ID", []func(*State){badWeight(4000), dupID(4500)}, "job-4000", "Weight"},
+		{"a duplicate ID before a bad job", []func(*State){dupID(1000), badWeight(3000)}, "job-0", "ID"},
+		{"a duplicate ID and a bad weight on one job", []func(*State){badWeight(2600), dupID(2600)}, "job-0", "ID"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := benchState(n, 4096)
+			for _, m := range tc.mutate {
+				m(s)
+			}
+			var ve *ValidationError
+			if err := s.Validate(); !errors.As(err, &ve) {
+				t.Fatalf("Validate = %v, want a *ValidationError", err)
+			}
+			if ve.ID != tc.wantID || ve.Field != tc.wantField {
+				t.Errorf("got id=%q field=%q (%v), want id=%q field=%q", ve.ID, ve.Field, ve, tc.wantID, tc.wantField)
+			}
+		})
+	}
+}

@@ -552,6 +552,7 @@ func (e *epoch) takePlacement(r *result, m int) error {
 		return fmt.Errorf("pds: round %d: placer answered %d GPU sets and %d reasons for %d items", m, len(e.place.GPUs), len(e.place.Reasons), len(e.items))
 	}
 	acc := e.account()
+	loud := "" // the same words for every job the placer kept off loud GPUs
 	for j := range e.jobs {
 		r.choice[j] = -1
 		it := e.jobItem[j]
@@ -570,7 +571,10 @@ func (e *epoch) takePlacement(r *result, m int) error {
 			} else if e.s.ownPlacer && strings.HasPrefix(r.reason[j], placement.ReasonLoud) {
 				// The default placer's threshold is τ(t) (see buildItems).
 				r.code[j] = elastico.Interference
-				r.reason[j] = fmt.Sprintf("%s%.3g× (its tolerance τ(t)): it or a resident would slow above that", placement.ReasonLoud, e.tau)
+				if loud == "" {
+					loud = fmt.Sprintf("%s%.3g× (its tolerance τ(t)): it or a resident would slow above that", placement.ReasonLoud, e.tau)
+				}
+				r.reason[j] = loud
 			}
 			continue
 		}
