@@ -20,6 +20,12 @@ import (
 // and the Carry holds prices and penalties), then a fraction churn of the
 // jobs left and as many arrived.
 func benchState(tb testing.TB, s *Scheduler, n, gpus int, churn float64) *elastico.State {
+	return benchStateAfter(tb, s, n, gpus, churn, settleEpochs)
+}
+
+// benchStateAfter is benchState after settle epochs instead of
+// settleEpochs.
+func benchStateAfter(tb testing.TB, s *Scheduler, n, gpus int, churn float64, settle int) *elastico.State {
 	r := rand.New(rand.NewPCG(uint64(n), uint64(gpus)))
 	st := &elastico.State{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	for i := range gpus / 8 {
@@ -57,7 +63,7 @@ func benchState(tb testing.TB, s *Scheduler, n, gpus int, churn float64) *elasti
 	for i := range n {
 		st.Jobs = append(st.Jobs, job(fmt.Sprintf("j%05d", i)))
 	}
-	for range settleEpochs {
+	for range settle {
 		plan, err := s.Epoch(context.Background(), st)
 		if err != nil {
 			tb.Fatal(err)

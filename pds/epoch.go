@@ -60,7 +60,9 @@ type epoch struct {
 	sol      elastico.Solution
 	waiting  []int32 // jobs that do not run, in admission order
 	waitKeys []waitKey
-	gscr     []float64
+	famOff   []int32   // job j's profiles are famG/famWhy[famOff[j]:famOff[j+1]]
+	famG     []float64 // G̃ of each profile
+	famWhy   []string  // why each profile cannot run here, or ""
 	tau, q   float64
 	effCap   elastico.Vector
 

@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/elastico/elastico"
@@ -71,13 +73,41 @@ func (e *epoch) buildMarket() {
 		}
 	}
 
+	// What each configuration is worth to its job (G̃) and whether it fits
+	// the cluster at all depend on the job alone.
+	e.famOff = grow(e.famOff, n+1)
+	for j := range st.Jobs {
+		e.famOff[j+1] = e.famOff[j] + int32(len(st.Jobs[j].Family))
+	}
+	e.famG = grow(e.famG, int(e.famOff[n]))
+	e.famWhy = grow(e.famWhy, int(e.famOff[n]))
+	var summary string
+	if cherr != nil {
+		summary = "the cluster cannot be summarized: " + cherr.Error()
+	}
+	inChunks(n, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			job := &st.Jobs[j]
+			a, b := e.famOff[j], e.famOff[j+1]
+			rst.NormalizedGoodputInto(e.famG[a:a:b], job.Family)
+			for k := range job.Family {
+				if cherr != nil {
+					e.famWhy[a+int32(k)] = summary
+				} else {
+					e.famWhy[a+int32(k)] = ch.Why(&job.Family[k], job.Floor, job.Spread)
+				}
+			}
+		}
+	})
+
 	// Options: the feasible configurations, and R_min of every job.
 	var queue, held elastico.Vector
 	ab := &e.cfg.Ablation
 	for j := range e.jobs {
 		js := &e.jobs[j]
 		job := js.job
-		e.gscr = rst.NormalizedGoodputInto(e.gscr[:0], job.Family)
+		gscr := e.famG[e.famOff[j]:e.famOff[j+1]]
+		whys := e.famWhy[e.famOff[j]:e.famOff[j+1]]
 		lo, hi := 0, len(job.Family)
 		switch {
 		case ab.FixedConfiguration && js.running, ab.NoCoordinatedReconfiguration && js.running:
@@ -90,12 +120,7 @@ func (e *epoch) buildMarket() {
 		inv := e.invCap
 		for k := lo; k < hi; k++ {
 			p := &job.Family[k]
-			var why string
-			if cherr != nil {
-				why = "the cluster cannot be summarized: " + cherr.Error()
-			} else {
-				why = ch.Why(p, job.Floor, job.Spread)
-			}
+			why := whys[k]
 			if why == "" && e.cfg.Pinned && js.running && p.Demand.GPUs < len(js.curGPUs) {
 				why = fmt.Sprintf("needs %d GPUs; the job holds %d and cannot give any up (Config.Pinned)", p.Demand.GPUs, len(js.curGPUs))
 			}
@@ -117,7 +142,7 @@ func (e *epoch) buildMarket() {
 			if share < minShare || js.minOpt < 0 {
 				minShare, js.minOpt = share, o
 			}
-			e.options = append(e.options, elastico.Option{Goodput: e.gscr[k], Demand: d})
+			e.options = append(e.options, elastico.Option{Goodput: gscr[k], Demand: d})
 			e.optFam = append(e.optFam, int32(k))
 		}
 		js.n = int32(len(e.options)) - js.first
@@ -497,4 +522,26 @@ func (e *epoch) checker() (*rst.Checker, error) {
 	e.ck = ch
 	e.ckKey, e.ckPrev = e.ckPrev, key
 	return ch, nil
+}
+
+// parallelJobs is the job count from which the per-job work of building a
+// market is split across goroutines, at least this many jobs each.
+const parallelJobs = 2048
+
+// inChunks calls f on consecutive ranges covering [0, n): on several
+// goroutines when n is large, each range on one. f must only write what
+// belongs to its range.
+func inChunks(n int, f func(lo, hi int)) {
+	w := min(runtime.GOMAXPROCS(0), n/parallelJobs)
+	if w <= 1 {
+		f(0, n)
+		return
+	}
+	size := (n + w - 1) / w
+	var wg sync.WaitGroup
+	for c := range w {
+		lo, hi := c*size, min((c+1)*size, n)
+		wg.Go(func() { f(lo, hi) })
+	}
+	wg.Wait()
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -512,4 +513,35 @@ func TestEpochLocalRound(t *testing.T) {
 		t.Errorf("rounds %d, price solver called %d times; want 3 rounds (full, local, full), 2 calls", plan.Stats.Rounds, solver.calls)
 	}
 	checkPlan(t, st, plan, pred, s.Config().Tolerance.Tau0)
+}
+
+// TestEpochLargeStateSameOnOneCore: a State large enough for Epoch to
+// build its market on several goroutines gets the very plan it gets on
+// one.
+func TestEpochLargeStateSameOnOneCore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 4,200-job epoch")
+	}
+	def, err := New(Config{Clock: fixedClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := benchStateAfter(t, def, 2*parallelJobs+100, 4096, 0, 0)
+	plan := func() *elastico.Plan {
+		s, _ := New(Config{Clock: fixedClock()})
+		p, err := s.Epoch(context.Background(), st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	many := plan()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	one := plan()
+	if diff := cmp.Diff(one, many); diff != "" {
+		t.Errorf("plans differ (-one core +several):\n%s", diff)
+	}
+	if many.Stats.Rounds == 0 || len(many.Actions) == 0 {
+		t.Errorf("the epoch did nothing: %+v", many.Stats)
+	}
 }
