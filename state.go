@@ -33,7 +33,9 @@ type Carry struct {
 
 // Validate checks everything a scheduler relies on and returns the first
 // problem as a *ValidationError naming the job (or node, or GPU) and the
-// field. It returns nil for a State that every Scheduler must accept.
+// field. It returns nil for a State that every Scheduler must accept. A
+// large State's jobs are checked on several goroutines; the problem
+// reported is still the first in job order.
 func (s *State) Validate() error {
 	gpus := make(map[string]*GPU, s.Cluster.NumGPUs())
 	nodes := make(map[string]bool, len(s.Cluster.Nodes))

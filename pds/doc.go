@@ -72,7 +72,10 @@
 // predictor is immutable), so that the pairs that shared a GPU last epoch
 // are not predicted again; and the GPU index while the cluster's GPUs stay
 // the same. When the context's deadline passes, it returns the best
-// feasible plan found so far, marked Stats.Truncated.
+// feasible plan found so far, marked Stats.Truncated. On a large State
+// (from 2,048 jobs a goroutine) validation and the per-job part of building
+// the market run on several goroutines; the plan is the one a single core
+// makes.
 //
 // Config.Pinned is for hosts that can neither move nor stop a running job
 // (Slurm 22.05 never takes a GPU from a job): no plan then migrates,
