@@ -107,78 +107,99 @@ func BenchmarkEpoch(b *testing.B) {
 		{500, 512, 0.1}, {20000, 16384, 0.1},
 	} {
 		b.Run(fmt.Sprintf("jobs=%d/gpus=%d/churn=%g", bc.jobs, bc.gpus, bc.churn), func(b *testing.B) {
-			def, err := New(Config{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			// The default predictor, counted.
-			pred := &counting{p: def.pred}
-			s, err := New(Config{Predictor: pred})
-			if err != nil {
-				b.Fatal(err)
-			}
-			st := benchState(b, s, bc.jobs, bc.gpus, bc.churn)
-			warm := s.spare.memo.c.clone()
-			// State.Validate's share, measured apart (Epoch runs it first).
-			v0 := cpuNanos()
-			for range 5 {
-				if err := st.Validate(); err != nil {
+			benchEpoch(b, Config{}, bc.jobs, bc.gpus, bc.churn, "warm", "cold")
+		})
+	}
+}
+
+// BenchmarkEpochLoudProbes measures Config.LoudProbes' trade-off: a wider
+// search for a quiet GPU packs more jobs (running/job) and asks the
+// predictor more.
+func BenchmarkEpochLoudProbes(b *testing.B) {
+	for _, size := range []struct{ jobs, gpus int }{{500, 512}, {5000, 4096}} {
+		for _, probes := range []int{4, 8, 16, 32} {
+			b.Run(fmt.Sprintf("jobs=%d/gpus=%d/probes=%d", size.jobs, size.gpus, probes), func(b *testing.B) {
+				benchEpoch(b, Config{LoudProbes: probes}, size.jobs, size.gpus, 0.02, "warm")
+			})
+		}
+	}
+}
+
+// benchEpoch measures Epoch under cfg (its Predictor replaced by the
+// default one, counted) on benchState(jobs, gpus, churn), with each
+// prediction cache named.
+func benchEpoch(b *testing.B, cfg Config, jobs, gpus int, churn float64, caches ...string) {
+	def, err := New(Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The default predictor, counted.
+	pred := &counting{p: def.pred}
+	cfg.Predictor = pred
+	s, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := benchState(b, s, jobs, gpus, churn)
+	warm := s.spare.memo.c.clone()
+	// State.Validate's share, measured apart (Epoch runs it first).
+	v0 := cpuNanos()
+	for range 5 {
+		if err := st.Validate(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	validate := float64(cpuNanos()-v0) / 5
+	for _, cache := range caches {
+		b.Run("cache="+cache, func(b *testing.B) {
+			var sum elastico.Stats
+			var cpu int64
+			ran, placed, calls := 0, 0, 0
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				c := &predCache{}
+				if cache == "warm" {
+					c = warm.clone()
+				}
+				s.spare.memo.c = c
+				pred.n = 0
+				b.StartTimer()
+				cpu0 := cpuNanos()
+				plan, err := s.Epoch(context.Background(), st)
+				cpu += cpuNanos() - cpu0
+				if err != nil {
 					b.Fatal(err)
 				}
-			}
-			validate := float64(cpuNanos()-v0) / 5
-			for _, cache := range []string{"warm", "cold"} {
-				b.Run("cache="+cache, func(b *testing.B) {
-					var sum elastico.Stats
-					var cpu int64
-					ran, placed, calls := 0, 0, 0
-					b.ReportAllocs()
-					for b.Loop() {
-						b.StopTimer()
-						c := &predCache{}
-						if cache == "warm" {
-							c = warm.clone()
-						}
-						s.spare.memo.c = c
-						pred.n = 0
-						b.StartTimer()
-						cpu0 := cpuNanos()
-						plan, err := s.Epoch(context.Background(), st)
-						cpu += cpuNanos() - cpu0
-						if err != nil {
-							b.Fatal(err)
-						}
-						calls += pred.n
-						sum.Prices += plan.Stats.Prices
-						sum.Placement += plan.Stats.Placement
-						sum.Interference += plan.Stats.Interference
-						sum.Total += plan.Stats.Total
-						sum.Rounds += plan.Stats.Rounds
-						sum.Iterations += plan.Stats.Iterations
-						sum.Violations += plan.Stats.Violations
-						ran++
-						placed = 0
-						for _, d := range plan.Decisions {
-							if d.Assignment != nil {
-								placed++
-							}
-						}
+				calls += pred.n
+				sum.Prices += plan.Stats.Prices
+				sum.Placement += plan.Stats.Placement
+				sum.Interference += plan.Stats.Interference
+				sum.Total += plan.Stats.Total
+				sum.Rounds += plan.Stats.Rounds
+				sum.Iterations += plan.Stats.Iterations
+				sum.Violations += plan.Stats.Violations
+				ran++
+				placed = 0
+				for _, d := range plan.Decisions {
+					if d.Assignment != nil {
+						placed++
 					}
-					n := float64(ran)
-					b.ReportMetric(float64(cpu)/n, "cpu-ns/op")
-					b.ReportMetric(validate, "validate-cpu-ns/op")
-					b.ReportMetric(float64(sum.Prices.Nanoseconds())/n, "prices-ns/op")
-					b.ReportMetric(float64(sum.Placement.Nanoseconds())/n, "placement-ns/op")
-					b.ReportMetric(float64(sum.Interference.Nanoseconds())/n, "interference-ns/op")
-					other := sum.Total - sum.Prices - sum.Placement - sum.Interference
-					b.ReportMetric(float64(other.Nanoseconds())/n, "other-ns/op") // validation, market, plan
-					b.ReportMetric(float64(sum.Rounds)/n, "rounds/op")
-					b.ReportMetric(float64(sum.Iterations)/n, "iters/op")
-					b.ReportMetric(float64(sum.Violations)/n, "violations/op")
-					b.ReportMetric(float64(placed)/float64(bc.jobs), "running/job")
-					b.ReportMetric(float64(calls)/n, "predictions/op")
-				})
+				}
 			}
+			n := float64(ran)
+			b.ReportMetric(float64(cpu)/n, "cpu-ns/op")
+			b.ReportMetric(validate, "validate-cpu-ns/op")
+			b.ReportMetric(float64(sum.Prices.Nanoseconds())/n, "prices-ns/op")
+			b.ReportMetric(float64(sum.Placement.Nanoseconds())/n, "placement-ns/op")
+			b.ReportMetric(float64(sum.Interference.Nanoseconds())/n, "interference-ns/op")
+			other := sum.Total - sum.Prices - sum.Placement - sum.Interference
+			b.ReportMetric(float64(other.Nanoseconds())/n, "other-ns/op") // validation, market, plan
+			b.ReportMetric(float64(sum.Rounds)/n, "rounds/op")
+			b.ReportMetric(float64(sum.Iterations)/n, "iters/op")
+			b.ReportMetric(float64(sum.Violations)/n, "violations/op")
+			b.ReportMetric(float64(placed)/float64(jobs), "running/job")
+			b.ReportMetric(float64(calls)/n, "predictions/op")
 		})
 	}
 }

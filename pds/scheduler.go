@@ -63,10 +63,10 @@ func New(cfg Config) (*Scheduler, error) {
 		// instead: a violation found there is what makes the market
 		// reshape the job that causes it (Algorithm 1's penalties), where a
 		// refusal would only leave its neighbour waiting.
-		if s.placer, err = placement.New(placement.Config{MaxSlowdown: c.Tolerance.Tau0}); err != nil {
+		if s.placer, err = placement.New(placement.Config{MaxSlowdown: c.Tolerance.Tau0, LoudProbes: c.LoudProbes}); err != nil {
 			return nil, fmt.Errorf("pds: default placer: %w", err)
 		}
-		if s.first, err = placement.New(placement.Config{MaxSlowdown: c.Tolerance.Tau0, LoudLastResort: true}); err != nil {
+		if s.first, err = placement.New(placement.Config{MaxSlowdown: c.Tolerance.Tau0, LoudLastResort: true, LoudProbes: c.LoudProbes}); err != nil {
 			return nil, fmt.Errorf("pds: default placer: %w", err)
 		}
 	}

@@ -28,6 +28,7 @@ func TestNewDefaults(t *testing.T) {
 	want := Config{
 		Tolerance: iac.DefaultTolerance, Reservation: DefaultReservation, Alpha: DefaultAlpha,
 		SwitchingCost: DefaultSwitchingCost, Delta: DefaultDelta, Rounds: DefaultRounds, PenaltyDecay: DefaultPenaltyDecay,
+		LoudProbes: placement.DefaultLoudProbes,
 	}
 	if diff := cmp.Diff(want, c, cmpopts.IgnoreFields(Config{}, "Clock")); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
@@ -38,6 +39,10 @@ func TestNewDefaults(t *testing.T) {
 }
 
 func TestNewRejects(t *testing.T) {
+	custom, err := placement.New(placement.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name      string
 		cfg       Config
@@ -53,6 +58,9 @@ func TestNewRejects(t *testing.T) {
 		{"negative rounds", Config{Rounds: -1}, "Rounds"},
 		{"too many rounds", Config{Rounds: 11}, "Rounds"},
 		{"decay above one", Config{PenaltyDecay: 1.1}, "PenaltyDecay"},
+		{"negative loud probes", Config{LoudProbes: -1}, "LoudProbes"},
+		{"too many loud probes", Config{LoudProbes: placement.MaxLoudProbes + 1}, "LoudProbes"},
+		{"loud probes with a custom placer", Config{LoudProbes: 4, Placer: custom}, "LoudProbes"},
 		{"tolerance below one", Config{Tolerance: iac.Tolerance{Tau0: 0.9}}, "Tau0"},
 		{"NaN beta", Config{Tolerance: iac.Tolerance{Tau0: 1.1, Beta: math.NaN()}}, "Beta"},
 	}
@@ -63,6 +71,24 @@ func TestNewRejects(t *testing.T) {
 				t.Errorf("New = %v, want an ErrConfig naming %s", err, tt.wantField)
 			}
 		})
+	}
+}
+
+// TestLoudProbesTunesTheDefaultPlacer: Config.LoudProbes reaches both of
+// the default placers (the first round's and the later rounds').
+func TestLoudProbesTunesTheDefaultPlacer(t *testing.T) {
+	s, err := New(Config{LoudProbes: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range map[string]elastico.Placer{"first": s.first, "later": s.placer} {
+		pl, ok := p.(*placement.Placer)
+		if !ok {
+			t.Fatalf("%s placer is a %T", name, p)
+		}
+		if got := pl.Config().LoudProbes; got != 16 {
+			t.Errorf("%s placer: LoudProbes %d, want 16", name, got)
+		}
 	}
 }
 

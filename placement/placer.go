@@ -30,6 +30,11 @@ const (
 	// two predictions per candidate and resident.
 	DefaultTieCandidates = 4
 	MaxTieCandidates     = 64
+	// DefaultLoudProbes is how many GPUs with loud neighbours a search
+	// predicts for before it looks only at empty GPUs (see
+	// Config.LoudProbes).
+	DefaultLoudProbes = 8
+	MaxLoudProbes     = 1024
 )
 
 // ReasonLoud begins the reason of an item that waits because every GPU
@@ -55,10 +60,17 @@ type Config struct {
 	// MaxSlowdown, when positive and the request has a Predictor, keeps an
 	// item off a GPU where it or a resident is predicted to slow above it
 	// ("loud" neighbours): the item goes elsewhere, or waits with a reason
-	// that says so. The search for a quiet GPU is bounded: after
-	// maxRejected loud GPUs it looks only for empty ones. Zero: no limit
-	// (the predictor only breaks ties). Valid range: 0 or [1, +Inf).
+	// that says so. The search for a quiet GPU is bounded by LoudProbes.
+	// Zero: no limit (the predictor only breaks ties). Valid range: 0 or
+	// [1, +Inf).
 	MaxSlowdown float64
+	// LoudProbes is how many GPUs with loud neighbours (nodes, for a gang)
+	// a search predicts for before it looks only at empty GPUs; a Quiet
+	// item probes a quarter as many, at least one. A wider search packs
+	// more jobs beside quiet neighbours and asks the predictor more: where
+	// most pairs are loud, it is most of an epoch's time. Zero:
+	// DefaultLoudProbes; valid range [1, MaxLoudProbes].
+	LoudProbes int
 	// LoudLastResort makes a GPU with loud neighbours a last resort rather
 	// than forbidden: the item goes there if nothing else has room (unless
 	// the item is Quiet).
@@ -78,6 +90,11 @@ func (c Config) withDefaults() (Config, error) {
 		return c, bad("TieCandidates", c.TieCandidates, fmt.Sprintf("[1, %d] (0 for the default)", MaxTieCandidates))
 	case math.IsNaN(c.MaxSlowdown) || c.MaxSlowdown < 0 || (c.MaxSlowdown > 0 && c.MaxSlowdown < 1):
 		return c, bad("MaxSlowdown", c.MaxSlowdown, "0 (no limit) or a slowdown ≥ 1")
+	case c.LoudProbes < 0 || c.LoudProbes > MaxLoudProbes:
+		return c, bad("LoudProbes", c.LoudProbes, fmt.Sprintf("[1, %d] (0 for the default)", MaxLoudProbes))
+	}
+	if c.LoudProbes == 0 {
+		c.LoudProbes = DefaultLoudProbes
 	}
 	if c.Oversubscription == 0 {
 		c.Oversubscription = DefaultOversubscription
@@ -779,27 +796,22 @@ func (w *work) lastResort(it int32) bool {
 	return w.cfg.LoudLastResort && !w.req.Items[it].Quiet
 }
 
-// maxRejected bounds how many GPUs with loud neighbours (predicted above
-// MaxSlowdown) a search predicts for before it looks only for empty GPUs,
-// and maxAfterRejected how many more it then scans. A Quiet item is one
-// that already found only loud neighbours (see PlacementItem.Quiet): it
-// looks at maxRejectedQuiet. (At 5,000 jobs on 4,096 GPUs, a thousand
+// maxAfterRejected bounds how many GPUs a search scans once it looks only
+// at empty ones.
+const maxAfterRejected = 1024
+
+// maxLoud is how many loud GPUs (or nodes, for a gang) item it's search
+// passes over before it looks only at empty ones: Config.LoudProbes, a
+// quarter of it for a Quiet item, one that already found only loud ones
+// (see PlacementItem.Quiet). (At 5,000 jobs on 4,096 GPUs, a thousand
 // such items probing eight GPUs each, under a configuration that changes
 // as the market prices the refusals, made most of an epoch's
 // predictions.)
-const (
-	maxRejected      = 8
-	maxRejectedQuiet = 2
-	maxAfterRejected = 1024
-)
-
-// maxLoud is how many loud GPUs (or nodes, for a gang) item it's search
-// passes over before it looks only for empty ones.
 func (w *work) maxLoud(it int32) int {
 	if w.req.Items[it].Quiet {
-		return maxRejectedQuiet
+		return max(1, w.cfg.LoudProbes/4)
 	}
-	return maxRejected
+	return w.cfg.LoudProbes
 }
 
 // findOnePass returns the best GPU for one replica (or -1), and the

@@ -160,6 +160,27 @@ func checkInvariants(t *testing.T, cfg Config, req *elastico.PlacementRequest, o
 			continue
 		}
 		waitsLoud := strings.HasPrefix(out.Reasons[i], ReasonLoud)
+		// A search passes over at most LoudProbes loud GPUs (nodes, for a
+		// gang; a quarter as many for a Quiet item) before it looks only
+		// at empty GPUs: past that many, only an empty GPU is room.
+		probes := cfg.LoudProbes
+		if it.Quiet {
+			probes = max(1, probes/4)
+		}
+		loudRoom := map[int]int{} // loud GPUs with room, per node
+		total, nodes := 0, 0
+		for n := range req.Cluster.Nodes {
+			for g := range req.Cluster.Nodes[n].GPUs {
+				if fitsGPU(ref(n, g), d) && loud(i, ref(n, g)) {
+					loudRoom[n]++
+					total++
+				}
+			}
+			if loudRoom[n] > 0 {
+				nodes++
+			}
+		}
+		bounded := waitsLoud && (d.GPUs == 1 && total >= probes || d.GPUs > 1 && nodes >= probes)
 		for n := range req.Cluster.Nodes {
 			nd := &req.Cluster.Nodes[n]
 			k := float64(d.GPUs)
@@ -168,7 +189,8 @@ func checkInvariants(t *testing.T, cfg Config, req *elastico.PlacementRequest, o
 			}
 			free := 0
 			for g := range nd.GPUs {
-				if fitsGPU(ref(n, g), d) && !(waitsLoud && loud(i, ref(n, g))) {
+				r := ref(n, g)
+				if fitsGPU(r, d) && !(waitsLoud && loud(i, r)) && !(bounded && gpus[r] != nil && len(gpus[r].jobs) > 0) {
 					free++
 				}
 			}
@@ -189,7 +211,7 @@ func TestNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{Oversubscription: 1, MaxJobsPerGPU: 2, TieCandidates: 4}
+	want := Config{Oversubscription: 1, MaxJobsPerGPU: 2, TieCandidates: 4, LoudProbes: 8}
 	if diff := gocmp.Diff(want, p.Config()); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
@@ -206,6 +228,8 @@ func TestNew(t *testing.T) {
 		{"negative ties", Config{TieCandidates: -2}, "TieCandidates"},
 		{"max slowdown below one", Config{MaxSlowdown: 0.5}, "MaxSlowdown"},
 		{"NaN max slowdown", Config{MaxSlowdown: math.NaN()}, "MaxSlowdown"},
+		{"negative loud probes", Config{LoudProbes: -1}, "LoudProbes"},
+		{"too many loud probes", Config{LoudProbes: MaxLoudProbes + 1}, "LoudProbes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -436,6 +460,25 @@ func TestPlace(t *testing.T) {
 			}(),
 			predictor: fakePredictor{"loud|x": 1.6},
 			wantGPUs:  [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 0)}},
+		},
+		{
+			name:    "LoudProbes: the search stops at the first loud GPU",
+			cfg:     Config{MaxSlowdown: 1.2, LoudProbes: 1},
+			cluster: cluster(1, 3, 16, true, 32, 256),
+			items:   loudThenQuiet(),
+			// Best fit tries g0 (loud) first; with one probe it then
+			// looks only for empty GPUs, and there are none.
+			predictor:   fakePredictor{"x|r0": 1.6, "x|r1": 1.6},
+			wantGPUs:    [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 1)}, {ref(0, 2)}, nil},
+			wantReasons: []string{"", "", "", ReasonLoud + "1.2×"},
+		},
+		{
+			name:      "LoudProbes: a wider search finds the quiet GPU behind two loud ones",
+			cfg:       Config{MaxSlowdown: 1.2, LoudProbes: 3},
+			cluster:   cluster(1, 3, 16, true, 32, 256),
+			items:     loudThenQuiet(),
+			predictor: fakePredictor{"x|r0": 1.6, "x|r1": 1.6},
+			wantGPUs:  [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 1)}, {ref(0, 2)}, {ref(0, 2)}},
 		},
 		{
 			name:    "LoudLastResort: a Quiet item waits rather than take the loud GPU",
@@ -724,4 +767,14 @@ func TestSortByKey(t *testing.T) {
 			t.Fatalf("n=%d: radix order differs from comparison order", n)
 		}
 	}
+}
+
+// loudThenQuiet: three GPUs, each with a resident; x fits best beside r0,
+// then r1, then r2 (the most memory left).
+func loudThenQuiet() []elastico.PlacementItem {
+	r0, r1, r2, x := item("r0", 1, 0.3, 8), item("r1", 1, 0.3, 7), item("r2", 1, 0.3, 6), item("x", 1, 0.3, 4)
+	r0.Current = []elastico.GPURef{ref(0, 0)}
+	r1.Current = []elastico.GPURef{ref(0, 1)}
+	r2.Current = []elastico.GPURef{ref(0, 2)}
+	return []elastico.PlacementItem{r0, r1, r2, x}
 }
