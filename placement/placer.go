@@ -1033,11 +1033,11 @@ func (w *work) emptyFits(it int32, n int32, d *elastico.Demand) int {
 // tryNode places gang item it on node n if it fits there (on its empty
 // GPUs only if emptyOnly): on the GPUs that rank first by candLess (quiet
 // before loud, current before not, then best fit, then the quieter
-// neighbours). loud reports that it did
-// not fit because GPUs with room had loud neighbours. Slowdowns are
-// predicted lazily, a bucket of equally good GPUs at a time, until the
-// gang has enough quiet GPUs: a node with room to spare costs the
-// predictions of the GPUs it takes, not of all eight.
+// neighbours). loud reports that it did not fit because GPUs with room
+// had loud neighbours. Slowdowns are predicted lazily, a bucket of equally
+// good GPUs at a time, until the gang has enough quiet GPUs: a node with
+// room to spare costs the predictions of the GPUs it takes, not of all
+// eight.
 func (w *work) tryNode(it int32, n int32, d *elastico.Demand, emptyOnly bool, avoided *bool) (ok, loud bool) {
 	nd := &w.nodes[n]
 	need := d.GPUs
