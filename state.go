@@ -2,11 +2,11 @@ package elastico
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
+
+	"github.com/elastico/elastico/internal/chunk"
 )
 
 // State is the snapshot a host hands to Epoch: the time, the cluster, every
@@ -87,11 +87,6 @@ func (s *State) Validate() error {
 	return s.validateJobs(gpus)
 }
 
-// parallelJobs is the job count from which Validate checks jobs on several
-// goroutines, a chunk of at least this many each: below it, starting them
-// costs more than they save.
-const parallelJobs = 2048
-
 // validateJobs returns the first problem with a job, in job order: its ID
 // (empty or a duplicate), then the rest. The IDs go through one map, in
 // order; the rest of a job's checks read only the job and the GPU map, so
@@ -113,32 +108,22 @@ func (s *State) validateJobs(gpus map[string]*GPU) error {
 			break
 		}
 	}
-	w := min(runtime.GOMAXPROCS(0), idAt/parallelJobs)
-	if w <= 1 {
-		for i := range idAt {
+	// Each range stops at its first problem; ranges are in job order, so
+	// the first range with one holds the first.
+	w := chunk.Count(idAt)
+	var one [1]error
+	errs := one[:]
+	if w > 1 {
+		errs = make([]error, w)
+	}
+	chunk.Do(idAt, w, func(c, lo, hi int) {
+		for i := lo; i < hi; i++ {
 			if err := s.Jobs[i].validate(gpus); err != nil {
-				return err
+				errs[c] = err
+				return
 			}
 		}
-		return idErr
-	}
-	// Each chunk stops at its first problem; chunks are in job order, so
-	// the first chunk with one holds the first.
-	errs := make([]error, w)
-	size := (idAt + w - 1) / w
-	var wg sync.WaitGroup
-	for c := range w {
-		lo, hi := c*size, min((c+1)*size, idAt)
-		wg.Go(func() {
-			for i := lo; i < hi; i++ {
-				if err := s.Jobs[i].validate(gpus); err != nil {
-					errs[c] = err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
+	})
 	for _, err := range errs {
 		if err != nil {
 			return err

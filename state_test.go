@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/elastico/elastico/internal/chunk"
 )
 
 func validState() State {
@@ -157,7 +159,7 @@ func TestMarketValidateDoesNotAllocate(t *testing.T) {
 // check its jobs in parallel chunks still reports the first problem in
 // job order, an ID's before the rest of the same job's.
 func TestValidateLargeStateFirstProblem(t *testing.T) {
-	const n = 3 * parallelJobs
+	const n = 3 * chunk.Min
 	if s := benchState(n, 4096); s.Validate() != nil {
 		t.Fatalf("valid state rejected: %v", s.Validate())
 	}

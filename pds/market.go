@@ -5,12 +5,11 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/internal/chunk"
 	"github.com/elastico/elastico/rst"
 )
 
@@ -85,7 +84,7 @@ func (e *epoch) buildMarket() {
 	if cherr != nil {
 		summary = "the cluster cannot be summarized: " + cherr.Error()
 	}
-	inChunks(n, func(lo, hi int) {
+	chunk.Do(n, chunk.Count(n), func(_, lo, hi int) {
 		for j := lo; j < hi; j++ {
 			job := &st.Jobs[j]
 			a, b := e.famOff[j], e.famOff[j+1]
@@ -522,26 +521,4 @@ func (e *epoch) checker() (*rst.Checker, error) {
 	e.ck = ch
 	e.ckKey, e.ckPrev = e.ckPrev, key
 	return ch, nil
-}
-
-// parallelJobs is the job count from which the per-job work of building a
-// market is split across goroutines, at least this many jobs each.
-const parallelJobs = 2048
-
-// inChunks calls f on consecutive ranges covering [0, n): on several
-// goroutines when n is large, each range on one. f must only write what
-// belongs to its range.
-func inChunks(n int, f func(lo, hi int)) {
-	w := min(runtime.GOMAXPROCS(0), n/parallelJobs)
-	if w <= 1 {
-		f(0, n)
-		return
-	}
-	size := (n + w - 1) / w
-	var wg sync.WaitGroup
-	for c := range w {
-		lo, hi := c*size, min((c+1)*size, n)
-		wg.Go(func() { f(lo, hi) })
-	}
-	wg.Wait()
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/iac"
+	"github.com/elastico/elastico/internal/chunk"
 	"github.com/elastico/elastico/placement"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -552,7 +553,7 @@ func TestEpochLargeStateSameOnOneCore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := benchStateAfter(t, def, 2*parallelJobs+100, 4096, 0, 0)
+	st := benchStateAfter(t, def, 2*chunk.Min+100, 4096, 0, 0)
 	plan := func() *elastico.Plan {
 		s, _ := New(Config{Clock: fixedClock()})
 		p, err := s.Epoch(context.Background(), st)

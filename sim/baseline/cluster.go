@@ -181,6 +181,12 @@ func (v *view) placeGang(p *elastico.Profile, ok func(g int) bool, rank func(g i
 // free reports whether GPU g holds no job.
 func (v *view) free(g int) bool { return len(v.gpus[g].jobs) == 0 }
 
+// wholeGPUs returns free GPUs of one node with room for p's gang, or nil:
+// whole GPUs, as Volcano and Tiresias give them and Lucid tries first.
+func (v *view) wholeGPUs(p *elastico.Profile) []int {
+	return v.placeGang(p, func(g int) bool { return v.free(g) && v.gpus[g].mem >= p.Demand.GPUMemory }, nil)
+}
+
 // planner accumulates the decisions of one epoch and turns them into a Plan.
 type planner struct {
 	v         *view
@@ -213,6 +219,16 @@ func (pl *planner) assign(i int, p *elastico.Profile, gs []int) {
 }
 
 // wait leaves job i waiting (preempting it if it runs) with a reason.
+// startWhole starts job i under p on whole GPUs, or leaves it waiting.
+func (pl *planner) startWhole(i int, p *elastico.Profile) {
+	gs := pl.v.wholeGPUs(p)
+	if gs == nil {
+		pl.wait(i, elastico.Unplaceable, fmt.Sprintf("gang of %d whole GPUs does not fit the free GPUs", p.Demand.GPUs))
+		return
+	}
+	pl.assign(i, p, gs)
+}
+
 func (pl *planner) wait(i int, code elastico.Code, reason string) {
 	if pl.v.st.Jobs[i].Running != nil {
 		pl.v.release(i)

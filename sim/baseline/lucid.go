@@ -49,8 +49,7 @@ func (l Lucid) Epoch(ctx context.Context, st *elastico.State) (*elastico.Plan, e
 			continue
 		}
 		p := requested(j)
-		fits := func(g int) bool { return v.free(g) && v.gpus[g].mem >= p.Demand.GPUMemory }
-		gs := v.placeGang(p, fits, nil)
+		gs := v.wholeGPUs(p)
 		if gs == nil {
 			packable := func(g int) bool {
 				x := &v.gpus[g]

@@ -102,13 +102,7 @@ func (t Tiresias) Epoch(ctx context.Context, st *elastico.State) (*elastico.Plan
 			pl.wait(i, elastico.Unaffordable, fmt.Sprintf("queue %d: jobs of higher priority hold the GPUs", queue(i)))
 			continue
 		}
-		p := requested(j)
-		gs := v.placeGang(p, func(g int) bool { return v.free(g) && v.gpus[g].mem >= p.Demand.GPUMemory }, nil)
-		if gs == nil {
-			pl.wait(i, elastico.Unplaceable, fmt.Sprintf("gang of %d whole GPUs does not fit the free GPUs", p.Demand.GPUs))
-			continue
-		}
-		pl.assign(i, p, gs)
+		pl.startWhole(i, requested(j))
 	}
 	return pl.plan(), nil
 }

@@ -2,7 +2,6 @@ package baseline
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/elastico/elastico"
 )
@@ -40,13 +39,7 @@ func (Volcano) Epoch(ctx context.Context, st *elastico.State) (*elastico.Plan, e
 		if j.Running != nil {
 			continue
 		}
-		p := requested(j)
-		gs := v.placeGang(p, func(g int) bool { return v.free(g) && v.gpus[g].mem >= p.Demand.GPUMemory }, nil)
-		if gs == nil {
-			pl.wait(i, elastico.Unplaceable, fmt.Sprintf("gang of %d whole GPUs does not fit the free GPUs", p.Demand.GPUs))
-			continue
-		}
-		pl.assign(i, p, gs)
+		pl.startWhole(i, requested(j))
 	}
 	return pl.plan(), nil
 }
