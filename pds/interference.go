@@ -142,25 +142,33 @@ func (m *memo) idOf(p *elastico.Profile) uint32 {
 // residents builds, for result r, the jobs on each GPU (CSR in e.resOff,
 // e.resJobs).
 func (e *epoch) residents(r *result) {
-	e.resOff = grow(e.resOff, e.ngpu+1)
-	for _, gs := range r.gpus {
-		for _, g := range gs {
-			e.resOff[e.global(g)+1]++
+	e.resOff, e.resJobs = e.byGPU(e.resOff, e.resJobs, len(r.gpus), func(j int) []elastico.GPURef { return r.gpus[j] })
+}
+
+// byGPU returns, in off and res (reused), the CSR of the jobs on each GPU
+// given each of n jobs' GPUs: GPU g holds jobs res[off[g]:off[g+1]], in
+// job order.
+func (e *epoch) byGPU(off, res []int32, n int, gpusOf func(j int) []elastico.GPURef) ([]int32, []int32) {
+	off = grow(off, e.ngpu+1)
+	for j := range n {
+		for _, r := range gpusOf(j) {
+			off[e.global(r)+1]++
 		}
 	}
 	for g := range e.ngpu {
-		e.resOff[g+1] += e.resOff[g]
+		off[g+1] += off[g]
 	}
-	e.resJobs = grow(e.resJobs, int(e.resOff[e.ngpu]))
+	res = grow(res, int(off[e.ngpu]))
 	e.fill = grow(e.fill, e.ngpu)
 	fill := e.fill
-	for j, gs := range r.gpus {
-		for _, ref := range gs {
-			g := e.global(ref)
-			e.resJobs[e.resOff[g]+fill[g]] = int32(j)
+	for j := range n {
+		for _, r := range gpusOf(j) {
+			g := e.global(r)
+			res[off[g]+fill[g]] = int32(j)
 			fill[g]++
 		}
 	}
+	return off, res
 }
 
 func (e *epoch) on(g int32) []int32 { return e.resJobs[e.resOff[g]:e.resOff[g+1]] }

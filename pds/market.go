@@ -36,7 +36,6 @@ func (e *epoch) buildMarket() {
 	}
 	e.curSlab = grow(e.curSlab, nref)
 	slab := e.curSlab
-	e.curOff = grow(e.curOff, e.ngpu+1)
 	for j := range st.Jobs {
 		job := &st.Jobs[j]
 		js := &e.jobs[j]
@@ -52,25 +51,11 @@ func (e *epoch) buildMarket() {
 			js.curGPUs = slab[:len(a.GPUs):len(a.GPUs)]
 			slab = slab[len(a.GPUs):]
 			for k, id := range a.GPUs {
-				r := e.gpuRef[id]
-				js.curGPUs[k] = r
-				e.curOff[e.global(r)+1]++
+				js.curGPUs[k] = e.gpuRef[id]
 			}
 		}
 	}
-	for g := range e.ngpu {
-		e.curOff[g+1] += e.curOff[g]
-	}
-	e.curRes = grow(e.curRes, int(e.curOff[e.ngpu]))
-	e.fill = grow(e.fill, e.ngpu)
-	fill := e.fill
-	for j := range e.jobs {
-		for _, r := range e.jobs[j].curGPUs {
-			g := e.global(r)
-			e.curRes[e.curOff[g]+fill[g]] = int32(j)
-			fill[g]++
-		}
-	}
+	e.curOff, e.curRes = e.byGPU(e.curOff, e.curRes, n, func(j int) []elastico.GPURef { return e.jobs[j].curGPUs })
 
 	// What each configuration is worth to its job (G̃) and whether it fits
 	// the cluster at all depend on the job alone.
