@@ -70,3 +70,48 @@ func BenchmarkFitGavel(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSlowdownPrepared is one prediction from two prepared profiles
+// (what a scheduler that keeps its profiles prepared pays per pair), and
+// BenchmarkAppendPrepared the preparing of one profile.
+func BenchmarkSlowdownPrepared(b *testing.B) {
+	m, err := iac.Default()
+	if err != nil {
+		b.Fatal(err)
+	}
+	vs, as := benchPairs(b, 256)
+	n := m.PreparedLen()
+	var pv, pa []float64
+	for i := range vs {
+		pv = m.AppendPrepared(pv, vs[i])
+		pa = m.AppendPrepared(pa, as[i])
+	}
+	b.ReportAllocs()
+	i := 0
+	var sink float64
+	for b.Loop() {
+		k := i & 255
+		s, err := m.SlowdownPrepared(pv[k*n:(k+1)*n], pa[k*n:(k+1)*n])
+		if err != nil {
+			b.Fatal(err)
+		}
+		sink += s
+		i++
+	}
+	_ = sink
+}
+
+func BenchmarkAppendPrepared(b *testing.B) {
+	m, err := iac.Default()
+	if err != nil {
+		b.Fatal(err)
+	}
+	vs, _ := benchPairs(b, 256)
+	buf := make([]float64, 0, m.PreparedLen())
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		buf = m.AppendPrepared(buf[:0], vs[i&255])
+		i++
+	}
+}

@@ -177,18 +177,23 @@
 //
 // # Cost
 //
-// go test -bench Slowdown -benchmem -count 6 ./iac on the same VM, min–median
-// (with the VM busier, up to 1.7× more):
+// go test -bench 'Slowdown|Prepared' -benchmem -count 6 ./iac on the same
+// VM, min–median (its speed drifts by a third between runs):
 //
-//	one prediction, embedded model (8 inputs)          0.73–0.76 µs, 0 allocs
-//	1,000 pairs (SlowdownBatch)                        0.73–0.76 ms, 0 allocs
-//	every feature and mask (59 inputs), 64×32          1.83–1.86 µs, 0 allocs
-//	every feature and mask (59 inputs), 32×16          1.17–1.31 µs, 0 allocs
+//	one prediction, embedded model (8 inputs)          1.04–1.17 µs, 0 allocs
+//	1,000 pairs (SlowdownBatch)                        0.90–1.26 ms, 0 allocs
+//	from two prepared profiles (SlowdownPrepared)      0.64–0.74 µs, 0 allocs
+//	preparing one profile (AppendPrepared)             0.37–0.49 µs, 0 allocs
+//	every feature and mask (59 inputs), 64×32          2.8–3.1 µs, 0 allocs
+//	every feature and mask (59 inputs), 32×16          1.5–1.7 µs, 0 allocs
 //
 // The first layer costs (nonzero inputs) × 64 multiply-adds, the second
-// (units ReLU left nonzero) × 32; a model fed every counter is still within
-// the 2 µs budget at the default widths, barely, and well within it at half
-// of them.
+// (units ReLU left nonzero) × 32. A scheduler that asks about one profile
+// beside many others prepares it once ([MLP.AppendPrepared]): its share of
+// the first layer is then paid once, not per pair. Weights too small to be
+// normal numbers are stored as zero: each product with one cost a
+// microcode assist, and the 65 that weight decay left in the embedded
+// model made a prediction three times slower (2.0 µs).
 //
 // # Tolerance
 //

@@ -137,6 +137,11 @@ func (v *Vector) Build(victim, aggressor *elastico.Profile) {
 	*v = Vector{}
 	v.job(victim, AGrEngineActive, AIsTraining, ALog10Throughput)
 	v.job(aggressor, BGrEngineActive, BIsTraining, BLog10Throughput)
+	v.pairs()
+}
+
+// pairs sets the pairwise sums from the two profiles' features.
+func (v *Vector) pairs() {
 	v.sum(PairSumSMActive, ASMActive, BSMActive)
 	v.sum(PairSumDRAMActive, ADRAMActive, BDRAMActive)
 	v.sum(PairSumPowerFrac, APowerFrac, BPowerFrac)

@@ -132,17 +132,21 @@ func Decode(r io.Reader, name string) (*MLP, error) {
 	if err := mdec.Decode(&fm); err != nil {
 		return nil, bad("model: %v", err)
 	}
-	m := &MLP{info: fm.Info, maxSlowdown: fm.MaxSlowdown}
+	var (
+		cols   []column
+		layers []layer
+	)
 	for i, in := range fm.Inputs {
 		f, ok := FeatureByName(in.Feature)
 		if !ok {
 			return nil, bad("input %d: unknown feature %q", i, in.Feature)
 		}
-		m.cols = append(m.cols, column{Feature: f, Mask: in.Mask, Mean: in.Mean, Std: in.Std, Lo: in.Lo, Hi: in.Hi})
+		cols = append(cols, column{Feature: f, Mask: in.Mask, Mean: in.Mean, Std: in.Std, Lo: in.Lo, Hi: in.Hi})
 	}
 	for _, l := range fm.Layers {
-		m.layers = append(m.layers, layer{In: l.In, Out: l.Out, W: l.W, B: l.B})
+		layers = append(layers, layer{In: l.In, Out: l.Out, W: l.W, B: l.B})
 	}
+	m := newMLP(cols, layers, fm.MaxSlowdown, fm.Info)
 	if err := m.validate(); err != nil {
 		return nil, bad("%v", err)
 	}

@@ -24,6 +24,7 @@ type MLP struct {
 	// answers only within what it has seen.
 	maxSlowdown float64
 	info        ModelInfo
+	sides       inputSides // the inputs by profile, for the first layer
 }
 
 // layer is a dense layer: out = Wᵀ·in + B, W input-major (In×Out).
@@ -112,16 +113,36 @@ func (m *MLP) widest() int {
 }
 
 func (m *MLP) forwardInto(in, cur, next []float64, nz []int32) float64 {
-	x := in
+	l := &m.layers[0]
+	out, tmp := cur[:l.Out], next[:l.Out]
+	clear(out)
+	accumulate(out, l, in, listNonzero(nz, in, m.sides.victim))
+	clear(tmp)
+	accumulate(tmp, l, in, listNonzero(nz, in, m.sides.aggressor))
+	combine(out, l.B, out, tmp)
+	accumulate(out, l, in, listNonzero(nz, in, m.sides.pair))
+	return m.hidden(out, next, nz)
+}
+
+// combine sets out = (b + victim) + aggressor: the first layer's bias and
+// the two profiles' shares of it, in the one order that both forwardInto
+// and SlowdownPrepared use (so that they agree to the last bit).
+func combine(out, b, victim, aggressor []float64) {
+	b, victim, aggressor = b[:len(out)], victim[:len(out)], aggressor[:len(out)]
+	for j := range out {
+		out[j] = float64(b[j]+victim[j]) + aggressor[j]
+	}
+}
+
+// hidden runs the network from the first layer's pre-activations x (in
+// one scratch buffer) on, with next as the other buffer.
+func (m *MLP) hidden(x, next []float64, nz []int32) float64 {
+	cur := x[:cap(x)]
 	last := len(m.layers) - 1
-	for li := 0; ; li++ {
-		if li > 0 {
-			relu(x)
-		}
+	for li := 1; ; li++ {
+		relu(x)
 		// List the nonzero inputs without a branch (after a ReLU about half
-		// are zero, and a branch per input would be mispredicted half the
-		// time; before the first layer a zero is a missing value) and
-		// multiply only them.
+		// are zero) and multiply only them.
 		n := 0
 		for k, xk := range x {
 			b := math.Float64bits(xk) << 1 // without the sign: -0 is zero too
@@ -133,11 +154,24 @@ func (m *MLP) forwardInto(in, cur, next []float64, nz []int32) float64 {
 			affine(z[:], &m.layers[li], x, nz[:n])
 			return 1 + softplus(z[0])
 		}
-		out := cur[:m.layers[li].Out]
+		out := next[:m.layers[li].Out]
 		affine(out, &m.layers[li], x, nz[:n])
 		x = out
 		cur, next = next, cur
 	}
+}
+
+// listNonzero lists, in nz, the inputs among cols that are not zero (a
+// zero input is a missing value: it adds nothing), without a branch per
+// input (which would be mispredicted), and returns the list.
+func listNonzero(nz []int32, x []float64, cols []int32) []int32 {
+	n := 0
+	for _, k := range cols {
+		b := math.Float64bits(x[k]) << 1 // without the sign: -0 is zero too
+		nz[n] = k
+		n += int((b | -b) >> 63)
+	}
+	return nz[:n]
 }
 
 // relu zeroes the negative entries without a branch (the signs are
@@ -151,15 +185,21 @@ func relu(x []float64) {
 
 // affine computes out = Wᵀ·x + b over the inputs listed in nz (the others
 // are zero), with W stored input-major (W[k*Out+j] is the weight from input
-// k to unit j). It takes four inputs per pass over out, so that each output
-// is loaded and stored once per four products, and sums them as
-// ((w₀x₀ + w₁x₁) + (w₂x₂ + w₃x₃)): no chain of dependent additions. Every
-// product is rounded explicitly (float64(…)), which forbids fused
-// multiply-add, so that training gives the same bits wherever the compiler
-// would fuse (the training program reproduces the embedded model).
+// k to unit j).
 func affine(out []float64, l *layer, x []float64, nz []int32) {
-	m := len(out)
 	copy(out, l.B)
+	accumulate(out, l, x, nz)
+}
+
+// accumulate adds Wᵀ·x over the inputs listed in nz to out. It takes four
+// inputs per pass over out, so that each output is loaded and stored once
+// per four products, and sums them as ((w₀x₀ + w₁x₁) + (w₂x₂ + w₃x₃)): no
+// chain of dependent additions. Every product is rounded explicitly
+// (float64(…)), which forbids fused multiply-add, so that training gives
+// the same bits wherever the compiler would fuse (the training program
+// reproduces the embedded model).
+func accumulate(out []float64, l *layer, x []float64, nz []int32) {
+	m := l.Out
 	w := l.W
 	i := 0
 	for ; i+4 <= len(nz); i += 4 {

@@ -233,7 +233,7 @@ func Train(samples []Sample, cfg TrainConfig, rng *rand.Rand) (*MLP, error) {
 	for i := range samples {
 		worst = max(worst, samples[i].Slowdown)
 	}
-	return &MLP{cols: cols, layers: t.net, maxSlowdown: worst, info: info}, nil
+	return newMLP(cols, t.net, worst, info), nil
 }
 
 func checkSamples(samples []Sample) error {
@@ -589,7 +589,7 @@ func (t *trainer) adam(step int, batch float64) {
 
 // loss is the mean squared relative error without dropout.
 func (t *trainer) loss(x, y []float64) float64 {
-	m := MLP{cols: t.cols, layers: t.net}
+	m := newMLP(t.cols, t.net, 0, ModelInfo{})
 	var s float64
 	for i, yi := range y {
 		r := (m.forward(x[i*t.d:(i+1)*t.d]) - yi) / yi

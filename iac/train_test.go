@@ -182,7 +182,7 @@ func TestManyInputsNarrowLayers(t *testing.T) {
 	}
 	tr := newTrainer(cols, c, rand.New(rand.NewPCG(1, 0)))
 	tr.init()
-	m := &MLP{cols: cols, layers: tr.net, maxSlowdown: 100}
+	m := newMLP(cols, tr.net, 100, ModelInfo{})
 	if err := m.validate(); err != nil {
 		t.Fatal(err)
 	}
