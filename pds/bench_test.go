@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/iac"
 	"github.com/elastico/elastico/iac/gaveldata"
 )
 
@@ -134,7 +135,7 @@ func benchEpoch(b *testing.B, cfg Config, jobs, gpus int, churn float64, caches 
 		b.Fatal(err)
 	}
 	// The default predictor, counted.
-	pred := &counting{p: def.pred}
+	pred := &counting{p: def.pred.(*iac.MLP)}
 	cfg.Predictor = pred
 	s, err := New(cfg)
 	if err != nil {
@@ -205,15 +206,27 @@ func benchEpoch(b *testing.B, cfg Config, jobs, gpus int, churn float64, caches 
 }
 
 // counting counts a predictor's calls (Epoch makes them from one
-// goroutine). It wraps the immutable default, so Epoch caches its answers.
+// goroutine). It wraps the immutable default, so Epoch caches its answers,
+// and prepares profiles as the default does.
 type counting struct {
-	p elastico.Predictor
+	p *iac.MLP
 	n int
 }
 
 func (c *counting) Slowdown(v, a *elastico.Profile) float64 {
 	c.n++
 	return c.p.Slowdown(v, a)
+}
+
+func (c *counting) PreparedLen() int { return c.p.PreparedLen() }
+
+func (c *counting) AppendPrepared(dst []float64, p *elastico.Profile) []float64 {
+	return c.p.AppendPrepared(dst, p)
+}
+
+func (c *counting) SlowdownPrepared(v, a []float64) (float64, error) {
+	c.n++
+	return c.p.SlowdownPrepared(v, a)
 }
 
 func (c *counting) immutable() {}

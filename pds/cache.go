@@ -2,6 +2,7 @@ package pds
 
 import (
 	"math"
+	"slices"
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/iac"
@@ -31,6 +32,72 @@ type predCache struct {
 	next  uint32 // the last number given
 	epoch uint32 // stamps the profiles asked about in an epoch
 	used  int    // profiles stamped this epoch
+	// With a predictor that prepares profiles (preparer), each profile
+	// is prepared once, the first time a pair it is in is not known:
+	// prep holds the prepared profiles, plen values each, in blocks of
+	// prepBlock (a block never moves, so growing never copies what is
+	// there), and at[id] is 1 + the place of profile id's (0: not
+	// prepared yet).
+	prep [][]float64
+	at   []uint32
+	n    int // profiles prepared
+	plen int
+}
+
+// prepBlock is how many prepared profiles a block holds.
+const prepBlock = 512
+
+// preparer is a predictor that can prepare a profile once for all the
+// pairs it is in, and answer from two prepared profiles what Slowdown
+// would (*iac.MLP: its share of the first layer, computed once, saves
+// half of each prediction).
+type preparer interface {
+	PreparedLen() int
+	AppendPrepared(dst []float64, p *elastico.Profile) []float64
+	SlowdownPrepared(victim, aggressor []float64) (float64, error)
+}
+
+// prepared returns profile id (p) prepared by pr.
+func (c *predCache) prepared(id uint32, p *elastico.Profile, pr preparer) []float64 {
+	if int(id) < len(c.at) && c.at[id] != 0 {
+		return c.preparedAt(int(c.at[id]) - 1)
+	}
+	if int(id) >= len(c.at) {
+		c.at = append(c.at, make([]uint32, int(id)+1-len(c.at))...)
+	}
+	c.plen = pr.PreparedLen()
+	b := c.block()
+	c.prep[b] = pr.AppendPrepared(c.prep[b], p)
+	return c.added(id)
+}
+
+// block returns the block the next prepared profile goes to.
+func (c *predCache) block() int {
+	b := c.n / prepBlock
+	if b == len(c.prep) {
+		c.prep = append(c.prep, make([]float64, 0, prepBlock*c.plen))
+	}
+	return b
+}
+
+// added numbers the profile just appended id and returns it.
+func (c *predCache) added(id uint32) []float64 {
+	c.n++
+	c.at[id] = uint32(c.n)
+	return c.preparedAt(c.n - 1)
+}
+
+// keep adds an already prepared profile as number id (id < len(c.at)).
+func (c *predCache) keep(id uint32, prepared []float64) {
+	b := c.block()
+	c.prep[b] = append(c.prep[b], prepared...)
+	c.added(id)
+}
+
+// preparedAt returns the k-th prepared profile.
+func (c *predCache) preparedAt(k int) []float64 {
+	i := k % prepBlock * c.plen
+	return c.prep[k/prepBlock][i : i+c.plen : i+c.plen]
 }
 
 // profileKey is a cheap fingerprint of a profile: the numbers that set
@@ -97,14 +164,23 @@ func (c *predCache) begin(n int) {
 	// Keep the profiles the last epoch asked about, renumbered from 1, and
 	// the pairs among them.
 	renum := make(map[uint32]uint32, last)
+	kept := predCache{plen: c.plen} // the prepared profiles kept
+	if c.at != nil {
+		kept.at = make([]uint32, last+1)
+	}
 	for k, in := range c.ids {
 		if in.stamp != c.epoch-1 {
 			delete(c.ids, k)
 			continue
 		}
-		renum[in.id] = uint32(len(renum) + 1)
-		in.id = renum[in.id]
+		id := uint32(len(renum) + 1)
+		renum[in.id] = id
+		if int(in.id) < len(c.at) && c.at[in.id] != 0 {
+			kept.keep(id, c.preparedAt(int(c.at[in.id])-1))
+		}
+		in.id = id
 	}
+	c.prep, c.at, c.n = kept.prep, kept.at, kept.n
 	c.next = uint32(len(renum))
 	old := c.pairs
 	c.pairs = make(map[uint64]float64, len(old))
@@ -149,5 +225,10 @@ func (c *predCache) clone() *predCache {
 	for k, s := range c.pairs {
 		d.pairs[k] = s
 	}
+	d.prep = make([][]float64, len(c.prep))
+	for b := range c.prep {
+		d.prep[b] = append(make([]float64, 0, cap(c.prep[b])), c.prep[b]...)
+	}
+	d.at = slices.Clone(c.at)
 	return &d
 }

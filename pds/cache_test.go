@@ -3,6 +3,7 @@ package pds
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -155,3 +156,47 @@ func TestPredictionCacheBounded(t *testing.T) {
 		t.Errorf("the last epoch's pair was lost")
 	}
 }
+
+// TestPreparedProfilesFollowTheSweep: a profile prepared in one epoch is
+// found prepared, with the same values, under the number a sweep gives it;
+// profiles swept away take their prepared values with them.
+func TestPreparedProfilesFollowTheSweep(t *testing.T) {
+	mlp, err := iac.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &predCache{}
+	const perEpoch = 700 // more than a block
+	var last []elastico.Profile
+	for epoch := range 12 {
+		c.begin(0)
+		last = last[:0]
+		for i := range perEpoch {
+			p := gavelTypes[i%len(gavelTypes)]
+			p.Throughput = float64(epoch*perEpoch + i + 1) // new every epoch
+			last = append(last, p)
+			got := c.prepared(c.id(&p), &p, mlp)
+			if want := mlp.AppendPrepared(nil, &p); !slices.EqualFunc(got, want, sameBits) {
+				t.Fatalf("epoch %d, profile %d: prepared values differ from the model's", epoch, i)
+			}
+		}
+		if max := sweepFactor*perEpoch + sweepSlack + perEpoch; c.n > max {
+			t.Fatalf("epoch %d: %d profiles prepared, want at most %d", epoch, c.n, max)
+		}
+	}
+	c.begin(0) // the last epoch's profiles, renumbered
+	before := c.n
+	for i := range last {
+		p := &last[i]
+		got := c.prepared(c.id(p), p, mlp)
+		if want := mlp.AppendPrepared(nil, p); !slices.EqualFunc(got, want, sameBits) {
+			t.Fatalf("after the sweep, profile %d: prepared values differ from the model's", i)
+		}
+	}
+	if c.n != before {
+		t.Errorf("the last epoch's profiles were prepared again after the sweep (%d → %d)", before, c.n)
+	}
+}
+
+// sameBits compares prepared values, whose NaNs mark what was not measured.
+func sameBits(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }

@@ -27,6 +27,7 @@ type memo struct {
 	m     map[uint64]float64
 	own   map[uint64]float64 // m when there is no cache
 	c     *predCache         // nil: no cache
+	prep  preparer           // the predictor, if it prepares profiles and there is a cache
 	calls int                // questions the predictor answered this epoch
 	// ptr numbers the profiles the placer asks about, by address (the
 	// State's profiles stay put for the epoch): it asks about the same few
@@ -47,7 +48,9 @@ func (m *memo) reset(p elastico.Predictor, e *epoch) {
 		}
 		m.c.begin(len(e.st.Jobs))
 		m.m = m.c.pairs
+		m.prep, _ = p.(preparer)
 	} else {
+		m.prep = nil
 		if m.own == nil {
 			m.own = make(map[uint64]float64)
 		} else {
@@ -99,7 +102,16 @@ func (m *memo) ask(v, a uint32, pv, pa *elastico.Profile) float64 {
 		return s
 	}
 	m.calls++
-	s := m.p.Slowdown(pv, pa)
+	var s float64
+	if m.prep != nil {
+		var err error
+		s, err = m.prep.SlowdownPrepared(m.c.prepared(v, pv, m.prep), m.c.prepared(a, pa, m.prep))
+		if err != nil {
+			s = math.NaN() // cannot happen (one predictor prepares both); never safe
+		}
+	} else {
+		s = m.p.Slowdown(pv, pa)
+	}
 	switch {
 	case math.IsNaN(s):
 		s = math.Inf(1)
