@@ -505,6 +505,17 @@ func (w *work) slowdownAbove(it int32, g int32, stop float64) float64 {
 	if pr == nil {
 		return s
 	}
+	if ip, ok := pr.(ItemPredictor); ok {
+		for _, r := range w.residents(g) {
+			if s = max(s, ip.SlowdownItems(int(it), int(r))); s > stop {
+				return s
+			}
+			if s = max(s, ip.SlowdownItems(int(r), int(it))); s > stop {
+				return s
+			}
+		}
+		return s
+	}
 	items := w.req.Items
 	p := items[it].Profile
 	for _, r := range w.residents(g) {
@@ -517,6 +528,16 @@ func (w *work) slowdownAbove(it int32, g int32, stop float64) float64 {
 		}
 	}
 	return s
+}
+
+// ItemPredictor is what a request's Predictor may also be: it answers by
+// item, SlowdownItems(v, a) being Slowdown(Items[v].Profile,
+// Items[a].Profile). The placer asks about the same items again and again;
+// a host that keeps its answers by job (pds does) then finds them without
+// looking the profiles up.
+type ItemPredictor interface {
+	elastico.Predictor
+	SlowdownItems(victim, aggressor int) float64
 }
 
 // cursor starts below the demand by the fit tolerance, so that a GPU

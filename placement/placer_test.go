@@ -778,3 +778,54 @@ func loudThenQuiet() []elastico.PlacementItem {
 	r2.Current = []elastico.GPURef{ref(0, 2)}
 	return []elastico.PlacementItem{r0, r1, r2, x}
 }
+
+// byItem answers by item what its fakePredictor answers by profile, and
+// counts how often it was asked each way.
+type byItem struct {
+	fakePredictor
+	items             []elastico.PlacementItem
+	asItems, asProfil int
+}
+
+func (b *byItem) Slowdown(v, a *elastico.Profile) float64 {
+	b.asProfil++
+	return b.fakePredictor.Slowdown(v, a)
+}
+
+func (b *byItem) SlowdownItems(v, a int) float64 {
+	b.asItems++
+	return b.fakePredictor.Slowdown(b.items[v].Profile, b.items[a].Profile)
+}
+
+// TestItemPredictor: a Predictor that answers by item is asked that way,
+// and the placement is the one its answers by profile give.
+func TestItemPredictor(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	table := fakePredictor{"j1|j2": 1.5, "j3|j1": 1.2, "j2|j4": 1.3, "j5|j0": 2}
+	asked := 0
+	for trial := range 100 {
+		cfg := Config{MaxJobsPerGPU: 1 + r.IntN(3), MaxSlowdown: []float64{0, 1.1}[r.IntN(2)]}
+		p, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := randomRequest(r, 1+r.IntN(6), r.IntN(40))
+		req.Predictor = table
+		var want, got elastico.Placement
+		if err := p.Place(context.Background(), req, &want); err != nil {
+			t.Fatal(err)
+		}
+		ip := &byItem{fakePredictor: table, items: req.Items}
+		req.Predictor = ip
+		if err := p.Place(context.Background(), req, &got); err != nil {
+			t.Fatal(err)
+		}
+		if diff := gocmp.Diff(want, got); diff != "" {
+			t.Fatalf("trial %d: by item and by profile differ (-profile +item):\n%s", trial, diff)
+		}
+		asked += ip.asItems
+	}
+	if asked == 0 {
+		t.Fatal("no trial asked by item: the test checks nothing")
+	}
+}
