@@ -92,10 +92,11 @@ func TestPredictionCacheKeepsPlans(t *testing.T) {
 	if reprofiled == 0 {
 		t.Fatal("no job shared a GPU: the test re-profiled nothing")
 	}
-	// Measured: half as often (1,554 against 3,094). The placer asks
-	// little that the last epoch did not, so most of what is left is new
-	// jobs' pairs, which no cache can save.
-	if float64(cached.n) > 0.6*float64(uncached.n) {
+	// Measured: 1,352 against 1,871 (both keep an epoch's answers; the
+	// cache keeps them from one epoch to the next). The placer asks little
+	// that the last epoch did not, so most of what is left is new jobs'
+	// pairs, which no cache can save.
+	if float64(cached.n) > 0.8*float64(uncached.n) {
 		t.Errorf("the cache asked the predictor %d times, the uncached %d: it saves little", cached.n, uncached.n)
 	}
 }

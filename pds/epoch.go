@@ -87,6 +87,7 @@ type epoch struct {
 	gone      []bool // per job: deferred in violationCost's count
 	acc       account
 	itemFam   []int32 // family index of each placement item
+	itemJob   []int32 // job of each placement item
 	resOff    []int32
 	resJobs   []int32
 	viol      []violation
@@ -503,6 +504,7 @@ func (e *epoch) choiceFamily(j int) int32 {
 func (e *epoch) buildItems(fam func(int) int32) {
 	e.items = e.items[:0]
 	e.itemFam = e.itemFam[:0]
+	e.itemJob = e.itemJob[:0]
 	e.jobItem = grow(e.jobItem, len(e.jobs))
 	for j := range e.jobs {
 		e.jobItem[j] = -1
@@ -520,6 +522,7 @@ func (e *epoch) buildItems(fam func(int) int32) {
 		}
 		e.items = append(e.items, elastico.PlacementItem{Job: js.job, Profile: &js.job.Family[k], Current: cur, Quiet: e.priced(int32(j))})
 		e.itemFam = append(e.itemFam, k)
+		e.itemJob = append(e.itemJob, int32(j))
 	}
 	for _, p := range e.avoid {
 		a, b := e.jobItem[p.a], e.jobItem[p.b]
@@ -527,16 +530,15 @@ func (e *epoch) buildItems(fam func(int) int32) {
 			e.items[a].Avoid = append(e.items[a].Avoid, int(b))
 		}
 	}
-	// The placer's tie-breaks ask about candidate GPUs, rarely twice: they
-	// go to the predictor itself. The default placer's MaxSlowdown is τ0;
-	// scaling its slowdowns by τ0/τ(t) moves that threshold to τ(t).
+	// The default placer's MaxSlowdown is τ0; scaling its slowdowns by
+	// τ0/τ(t) moves that threshold to τ(t).
 	var pred elastico.Predictor
 	switch {
 	case e.s.pred == nil:
 	case e.s.ownPlacer && e.tau > e.cfg.Tolerance.Tau0:
-		pred = scaled{e.memo.placerPredictor(), e.cfg.Tolerance.Tau0 / e.tau}
+		pred = placerPredictor{&e.memo, e.cfg.Tolerance.Tau0 / e.tau}
 	default:
-		pred = e.memo.placerPredictor()
+		pred = placerPredictor{&e.memo, 1}
 	}
 	e.req = elastico.PlacementRequest{Cluster: &e.st.Cluster, Items: e.items, Predictor: pred}
 }
@@ -876,11 +878,3 @@ func (a *account) add(gs []elastico.GPURef, p *elastico.Profile) string {
 	return ""
 }
 
-// scaled multiplies a predictor's slowdowns by k (monotone: the placer's
-// tie-breaks are unchanged; only its MaxSlowdown threshold moves).
-type scaled struct {
-	p elastico.Predictor
-	k float64
-}
-
-func (s scaled) Slowdown(v, a *elastico.Profile) float64 { return s.k * s.p.Slowdown(v, a) }

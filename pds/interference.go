@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/placement"
 )
 
 // resolveRounds is how many times the loop re-places with the violating
@@ -122,20 +123,31 @@ func (m *memo) ask(v, a uint32, pv, pa *elastico.Profile) float64 {
 	return s
 }
 
-// placerPredictor answers the placer's tie-breaks from the cache; without
-// one, they go to the predictor (they name profiles, not slots, and are
-// rarely asked twice in an epoch).
-func (m *memo) placerPredictor() elastico.Predictor {
-	if m.c == nil {
-		return m.p
-	}
-	return cachedPredictor{m}
+// placerPredictor answers the placer, its slowdowns multiplied by k
+// (monotone: the placer's tie-breaks are unchanged; only its MaxSlowdown
+// threshold moves, see buildItems). The default placer asks by item
+// (placement.ItemPredictor): the answer comes from the memo by slot, with
+// no profile to look up. A custom placer asks by profile: the answer comes
+// from the cache, or without one from the predictor (a profile is not
+// known by slot, and a placer rarely asks twice).
+type placerPredictor struct {
+	m *memo
+	k float64
 }
 
-type cachedPredictor struct{ m *memo }
+var _ placement.ItemPredictor = placerPredictor{}
 
-func (c cachedPredictor) Slowdown(v, a *elastico.Profile) float64 {
-	return c.m.ask(c.m.idOf(v), c.m.idOf(a), v, a)
+func (p placerPredictor) Slowdown(v, a *elastico.Profile) float64 {
+	m := p.m
+	if m.c == nil {
+		return p.k * m.p.Slowdown(v, a)
+	}
+	return p.k * m.ask(m.idOf(v), m.idOf(a), v, a)
+}
+
+func (p placerPredictor) SlowdownItems(v, a int) float64 {
+	e := p.m.e
+	return p.k * p.m.slowdown(e.itemJob[v], e.itemFam[v], e.itemJob[a], e.itemFam[a])
 }
 
 // idOf returns the cache's number for the profile at p.
