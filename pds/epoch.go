@@ -877,4 +877,3 @@ func (a *account) add(gs []elastico.GPURef, p *elastico.Profile) string {
 	}
 	return ""
 }
-
