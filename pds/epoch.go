@@ -60,9 +60,11 @@ type epoch struct {
 	sol      elastico.Solution
 	waiting  []int32 // jobs that do not run, in admission order
 	waitKeys []waitKey
-	famOff   []int32   // job j's profiles are famG/famWhy[famOff[j]:famOff[j+1]]
-	famG     []float64 // G̃ of each profile
-	famWhy   []string  // why each profile cannot run here, or ""
+	famOff   []int32           // job j's profiles are famG/famWhy[famOff[j]:famOff[j+1]]
+	famG     []float64         // G̃ of each profile
+	famWhy   []string          // why each profile cannot run here, or ""
+	famD     []elastico.Vector // total demand of each profile
+	famPen   []float64         // the penalty Carry holds for each feasible profile
 	tau, q   float64
 	effCap   elastico.Vector
 

@@ -22,9 +22,6 @@ func (e *epoch) buildMarket() {
 	st := e.st
 	n := len(st.Jobs)
 	e.jobs = grow(e.jobs, n)
-	e.options = e.options[:0]
-	e.optFam = e.optFam[:0]
-	e.bidJob = e.bidJob[:0]
 	ch, cherr := e.checker()
 
 	// Current assignments, as global GPU numbers.
@@ -42,12 +39,6 @@ func (e *epoch) buildMarket() {
 		*js = jobState{job: job, cur: -1, bidder: -1, curOpt: -1, minOpt: -1}
 		if a := job.Running; a != nil {
 			js.running = true
-			for k := range job.Family {
-				if job.Family[k].Config.ID == a.ConfigID {
-					js.cur = int32(k)
-					break
-				}
-			}
 			js.curGPUs = slab[:len(a.GPUs):len(a.GPUs)]
 			slab = slab[len(a.GPUs):]
 			for k, id := range a.GPUs {
@@ -57,14 +48,22 @@ func (e *epoch) buildMarket() {
 	}
 	e.curOff, e.curRes = e.byGPU(e.curOff, e.curRes, n, func(j int) []elastico.GPURef { return e.jobs[j].curGPUs })
 
-	// What each configuration is worth to its job (G̃) and whether it fits
-	// the cluster at all depend on the job alone.
+	// Everything the market needs from a profile depends on its job alone,
+	// and is read here, on several goroutines, in the one pass over the
+	// profiles (they are large: every further pass over them was a
+	// measurable part of an epoch): what each configuration is worth to
+	// its job (G̃), whether it fits the cluster at all, its total demand,
+	// the penalty the Carry holds for it, and which one the job runs
+	// under.
 	e.famOff = grow(e.famOff, n+1)
 	for j := range st.Jobs {
 		e.famOff[j+1] = e.famOff[j] + int32(len(st.Jobs[j].Family))
 	}
-	e.famG = grow(e.famG, int(e.famOff[n]))
-	e.famWhy = grow(e.famWhy, int(e.famOff[n]))
+	nprof := int(e.famOff[n])
+	e.famG = grow(e.famG, nprof)
+	e.famWhy = grow(e.famWhy, nprof)
+	e.famD = grow(e.famD, nprof)
+	e.famPen = grow(e.famPen, nprof)
 	var summary string
 	if cherr != nil {
 		summary = "the cluster cannot be summarized: " + cherr.Error()
@@ -72,51 +71,79 @@ func (e *epoch) buildMarket() {
 	chunk.Do(n, chunk.Count(n), func(_, lo, hi int) {
 		for j := lo; j < hi; j++ {
 			job := &st.Jobs[j]
+			js := &e.jobs[j]
 			a, b := e.famOff[j], e.famOff[j+1]
 			rst.NormalizedGoodputInto(e.famG[a:a:b], job.Family)
+			// (Concurrent reads of the caller's map: nothing writes it.)
+			carried := st.Carry.Penalties[job.ID]
 			for k := range job.Family {
+				p := &job.Family[k]
+				s := a + int32(k)
+				if js.running && js.cur < 0 && p.Config.ID == job.Running.ConfigID {
+					js.cur = int32(k)
+				}
 				if cherr != nil {
-					e.famWhy[a+int32(k)] = summary
+					e.famWhy[s] = summary
 				} else {
-					e.famWhy[a+int32(k)] = ch.Why(&job.Family[k], job.Floor, job.Spread)
+					e.famWhy[s] = ch.Why(p, job.Floor, job.Spread)
+				}
+				e.famD[s] = p.Demand.Total()
+				if len(carried) > 0 && e.famWhy[s] == "" {
+					e.famPen[s] = carried[p.Config.ID]
 				}
 			}
 		}
 	})
 
-	// Options: the feasible configurations, and R_min of every job.
+	// Options: the feasible configurations, with their demand (real keeps
+	// it whole, before the reservation below), Γ's switching cost and the
+	// learned penalties carried over; and R_min of every job.
+	e.options = e.options[:0]
+	e.optFam = e.optFam[:0]
+	e.real = e.real[:0]
+	e.base = e.base[:0]
+	e.learned = e.learned[:0]
+	e.bidJob = e.bidJob[:0]
+	// w·G̃ of every option, by slot, for valueOf.
+	e.famVal = grow(e.famVal, len(e.memo.pid))
 	var queue, held elastico.Vector
 	ab := &e.cfg.Ablation
+	inv := e.invCap
 	for j := range e.jobs {
 		js := &e.jobs[j]
 		job := js.job
-		gscr := e.famG[e.famOff[j]:e.famOff[j+1]]
-		whys := e.famWhy[e.famOff[j]:e.famOff[j+1]]
-		lo, hi := 0, len(job.Family)
+		fo := e.famOff[j]
+		lo, hi := int32(0), int32(len(job.Family))
 		switch {
 		case ab.FixedConfiguration && js.running, ab.NoCoordinatedReconfiguration && js.running:
-			lo, hi = int(js.cur), int(js.cur)+1
+			lo, hi = js.cur, js.cur+1
 		case ab.FixedConfiguration:
 			lo, hi = 0, 1
 		}
 		js.first = int32(len(e.options))
 		minShare := math.Inf(1)
-		inv := e.invCap
+		gmax := 0.0
 		for k := lo; k < hi; k++ {
-			p := &job.Family[k]
-			why := whys[k]
-			if why == "" && e.cfg.Pinned && js.running && p.Demand.GPUs < len(js.curGPUs) {
-				why = fmt.Sprintf("needs %d GPUs; the job holds %d and cannot give any up (Config.Pinned)", p.Demand.GPUs, len(js.curGPUs))
+			s := fo + k
+			why := e.famWhy[s]
+			if why == "" && e.cfg.Pinned && js.running {
+				if p := &job.Family[k]; p.Demand.GPUs < len(js.curGPUs) {
+					why = fmt.Sprintf("needs %d GPUs; the job holds %d and cannot give any up (Config.Pinned)", p.Demand.GPUs, len(js.curGPUs))
+				}
 			}
 			if why != "" {
-				js.infeasible = append(js.infeasible, p.Config.ID+": "+why)
+				js.infeasible = append(js.infeasible, job.Family[k].Config.ID+": "+why)
 				continue
 			}
 			o := int32(len(e.options))
-			if int32(k) == js.cur {
+			sw := e.cfg.SwitchingCost
+			if k == js.cur {
 				js.curOpt = o
+				// Starting a job and reshaping one are both switches: the
+				// incumbent wins ties, so near-equal jobs do not take turns.
+				sw = 0
 			}
-			d := p.Demand.Total()
+			d := e.famD[s]
 			// The dominant share, inline (Vector.DominantShare per option
 			// is a measurable part of an epoch).
 			share := max(d[0]*inv[0], d[1]*inv[1], d[2]*inv[2], d[3]*inv[3])
@@ -126,36 +153,40 @@ func (e *epoch) buildMarket() {
 			if share < minShare || js.minOpt < 0 {
 				minShare, js.minOpt = share, o
 			}
-			e.options = append(e.options, elastico.Option{Goodput: gscr[k], Demand: d})
-			e.optFam = append(e.optFam, int32(k))
+			g := e.famG[s]
+			gmax = max(gmax, g)
+			e.options = append(e.options, elastico.Option{Goodput: g, Demand: d})
+			e.optFam = append(e.optFam, k)
+			e.real = append(e.real, d)
+			e.base = append(e.base, sw)
+			e.learned = append(e.learned, e.famPen[s])
 		}
 		js.n = int32(len(e.options)) - js.first
 		if js.n == 0 {
 			continue
 		}
+		opts := e.options[js.first:]
 		// G̃ is normalized over the configurations the job may run under
 		// here, not the whole family: a job whose best configuration does
 		// not fit this cluster (or that the −RST ablation holds to its
 		// requested one) must still be worth more than the switching cost
 		// of starting, or it would wait forever on an idle cluster.
-		gmax := 0.0
-		for o := js.first; o < js.first+js.n; o++ {
-			gmax = max(gmax, e.options[o].Goodput)
-		}
 		if gmax > 0 && gmax < 1 {
-			for o := js.first; o < js.first+js.n; o++ {
-				e.options[o].Goodput /= gmax
+			for o := range opts {
+				opts[o].Goodput /= gmax
 			}
 		}
-		js.bidder = int32(len(e.bidJob))
-		e.bidJob = append(e.bidJob, int32(j))
-		rmin := e.options[js.first].Demand
-		for o := js.first + 1; o < js.first+js.n; o++ {
+		w := job.EffectiveWeight()
+		rmin := opts[0].Demand
+		for o := range opts {
+			e.famVal[e.memo.base[j]+uint32(e.optFam[js.first+int32(o)])] = w * opts[o].Goodput
 			for r := range rmin {
-				rmin[r] = min(rmin[r], e.options[o].Demand[r])
+				rmin[r] = min(rmin[r], opts[o].Demand[r])
 			}
 		}
 		js.rmin = rmin
+		js.bidder = int32(len(e.bidJob))
+		e.bidJob = append(e.bidJob, int32(j))
 		if js.running {
 			held = held.Add(rmin)
 		} else {
@@ -195,10 +226,6 @@ func (e *epoch) buildMarket() {
 		}
 		e.effCap[r] = max(0, e.capacity[r]-scale[r]*all[r])
 	}
-	e.real = grow(e.real, len(e.options))
-	for o := range e.options {
-		e.real[o] = e.options[o].Demand
-	}
 	for j := range e.jobs {
 		js := &e.jobs[j]
 		if js.n == 0 || gamma == 0 {
@@ -216,28 +243,6 @@ func (e *epoch) buildMarket() {
 		}
 	}
 
-	// Γ: switching cost, interference against current co-runners, learned
-	// penalties carried over.
-	e.base = grow(e.base, len(e.options))
-	e.learned = grow(e.learned, len(e.options))
-	for j := range e.jobs {
-		js := &e.jobs[j]
-		if js.n == 0 {
-			continue
-		}
-		carried := st.Carry.Penalties[js.job.ID]
-		for o := js.first; o < js.first+js.n; o++ {
-			k := e.optFam[o]
-			if k != js.cur {
-				// Starting a job and reshaping one are both switches: the
-				// incumbent wins ties, so near-equal jobs do not take turns.
-				e.base[o] += e.cfg.SwitchingCost
-			}
-			if carried != nil {
-				e.learned[o] = carried[js.job.Family[k].Config.ID]
-			}
-		}
-	}
 	// Γ's interference term: predictions, so timed as interference.
 	if e.memo.on() {
 		t := e.s.cfg.Clock()
@@ -247,16 +252,6 @@ func (e *epoch) buildMarket() {
 	}
 
 	e.waitingOrder()
-
-	// w·G̃ of every option, by slot, for valueOf.
-	e.famVal = grow(e.famVal, len(e.memo.pid))
-	for j := range e.jobs {
-		js := &e.jobs[j]
-		w := js.job.EffectiveWeight()
-		for o := js.first; o < js.first+js.n; o++ {
-			e.famVal[e.memo.base[j]+uint32(e.optFam[o])] = w * e.options[o].Goodput
-		}
-	}
 
 	// The market, its bidders' options sliced from the flat array.
 	e.market.Capacity = e.effCap
