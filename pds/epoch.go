@@ -71,6 +71,7 @@ type epoch struct {
 	items   []elastico.PlacementItem
 	jobItem []int32
 	avoid   []avoidPair // pairs kept apart in later placements
+	apart   []bool      // per job: in a pair of avoid
 	req     elastico.PlacementRequest
 	place   elastico.Placement
 	memo    memo
@@ -177,6 +178,7 @@ func (e *epoch) init(s *Scheduler, st *elastico.State) {
 		}
 	}
 	e.avoid = e.avoid[:0]
+	e.apart = grow(e.apart, len(st.Jobs))
 	e.viol = e.viol[:0]
 	e.memo.reset(s.pred, e)
 }
@@ -662,6 +664,11 @@ func (e *epoch) valueOf(j, k int32) float64 {
 
 // keptApart says which jobs j is kept apart from, and why.
 func (e *epoch) keptApart(j int32) string {
+	if !e.apart[j] {
+		// Most jobs the placer leaves out (thousands at scale) are in no
+		// pair: not a scan of every pair, nor a Builder, each.
+		return ""
+	}
 	var b strings.Builder
 	for _, p := range e.avoid {
 		if p.a != j && p.b != j {
@@ -700,6 +707,7 @@ func (e *epoch) separate(r *result, v violation) {
 	p := avoidPair{a: a, b: b, ka: r.choice[a], kb: r.choice[b], v: v.victim, s: v.slowdown}
 	if !slices.ContainsFunc(e.avoid, func(q avoidPair) bool { return q.a == a && q.b == b && q.ka == p.ka && q.kb == p.kb }) {
 		e.avoid = append(e.avoid, p)
+		e.apart[a], e.apart[b] = true, true
 	}
 }
 
