@@ -86,6 +86,7 @@ type epoch struct {
 	hasPrev   bool
 	settled   bool   // the last round had no violation
 	keptOld   []bool // per job: kept its running configuration after its new one found no room
+	same      []bool // per job: runs in the best plan as the State has it (see plan)
 	violated  []bool // per job: in a violating pair in the last round
 	gone      []bool // per job: deferred in violationCost's count
 	acc       account

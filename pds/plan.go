@@ -21,22 +21,37 @@ func (e *epoch) plan() *elastico.Plan {
 	e.residents(b)
 
 	// Count what the slabs hold: an assignment per placed job and per
-	// action's From, and their GPU IDs.
-	nAssign, nIDs, nActions := 0, 0, 0
+	// action's From, and their GPU IDs; a reason per waiting job; the
+	// actions of each kind. Whether a running job keeps its configuration
+	// and GPUs is asked once, here.
+	e.same = grow(e.same, n)
+	nAssign, nIDs, nWait, nPre, nMove, nStart := 0, 0, 0, 0, 0, 0
 	for j := range e.jobs {
 		js := &e.jobs[j]
 		if b.gpus[j] != nil {
 			nAssign++
 			nIDs += len(b.gpus[j])
+		} else {
+			nWait++
 		}
-		if js.running && !e.unchanged(int32(j)) {
+		switch {
+		case !js.running:
+			if b.gpus[j] != nil {
+				nStart++
+			}
+		case e.unchanged(int32(j)):
+			e.same[j] = true
+		default:
 			nAssign++
 			nIDs += len(js.job.Running.GPUs)
-		}
-		if !js.running && b.gpus[j] != nil || js.running && !e.unchanged(int32(j)) {
-			nActions++
+			if b.gpus[j] == nil {
+				nPre++
+			} else {
+				nMove++
+			}
 		}
 	}
+	reasons := make([]string, nWait)
 	assigns := make([]elastico.Assignment, nAssign)
 	ids := make([]string, nIDs)
 	cut := func(a *elastico.Assignment) *elastico.Assignment {
@@ -48,19 +63,9 @@ func (e *epoch) plan() *elastico.Plan {
 		copy(to.GPUs, a.GPUs)
 		return to
 	}
-	actions := make([]elastico.Action, nActions)
+	actions := make([]elastico.Action, nPre+nMove+nStart)
 	// Preemptions first, then reconfigurations and migrations, then
 	// starts, each in the State's order.
-	nPre, nMove := 0, 0
-	for j := range e.jobs {
-		if e.jobs[j].running && !e.unchanged(int32(j)) {
-			if b.gpus[j] == nil {
-				nPre++
-			} else {
-				nMove++
-			}
-		}
-	}
 	pre, move, start := actions[:0:nPre], actions[nPre:nPre:nPre+nMove], actions[nPre+nMove:nPre+nMove]
 
 	for j := range e.jobs {
@@ -70,7 +75,8 @@ func (e *epoch) plan() *elastico.Plan {
 		d.JobID = job.ID
 		d.Slowdown = 1
 		if b.gpus[j] == nil {
-			d.Status = e.whyWaiting(int32(j))
+			d.Status = e.whyWaiting(int32(j), reasons[:1:1])
+			reasons = reasons[1:]
 			if js.running {
 				pre = append(pre, elastico.Action{Kind: elastico.Preempt, JobID: job.ID, From: cut(job.Running)})
 			}
@@ -94,7 +100,7 @@ func (e *epoch) plan() *elastico.Plan {
 		}
 		from := job.Running
 		switch {
-		case e.unchanged(int32(j)):
+		case e.same[j]:
 			// Keeps running as it is.
 		case sets.Subset(from.GPUs, to.GPUs) || sets.Subset(to.GPUs, from.GPUs):
 			// No replica leaves for a GPU it was not on: a checkpoint and a
@@ -184,14 +190,17 @@ func (e *epoch) slowdown(j int32) float64 {
 	return worst
 }
 
-// whyWaiting is the Status of a job the best plan leaves out.
-func (e *epoch) whyWaiting(j int32) elastico.Status {
+// whyWaiting is the Status of a job the best plan leaves out; a single
+// reason goes in one, a slice of length 1 (thousands of jobs may wait: one
+// allocation for all their reasons).
+func (e *epoch) whyWaiting(j int32, one []string) elastico.Status {
 	js := &e.jobs[j]
 	b := &e.best
 	var st elastico.Status
 	switch {
 	case js.running && strings.HasPrefix(b.reason[j], cannotStay):
-		st = elastico.Status{Code: b.code[j], Reasons: []string{b.reason[j]}}
+		one[0] = b.reason[j]
+		st = elastico.Status{Code: b.code[j], Reasons: one}
 	case js.bidder < 0:
 		st = elastico.Status{Code: elastico.Infeasible, Reasons: slices.Clone(js.infeasible)}
 		if len(st.Reasons) == 0 {
@@ -218,9 +227,11 @@ func (e *epoch) whyWaiting(j int32) elastico.Status {
 			}
 			e.whyCache[key] = why
 		}
-		st = elastico.Status{Code: elastico.Unaffordable, Reasons: []string{why}}
+		one[0] = why
+		st = elastico.Status{Code: elastico.Unaffordable, Reasons: one}
 	default:
-		st = elastico.Status{Code: b.code[j], Reasons: []string{b.reason[j]}}
+		one[0] = b.reason[j]
+		st = elastico.Status{Code: b.code[j], Reasons: one}
 	}
 	if js.running {
 		reasons := make([]string, len(st.Reasons))
@@ -242,22 +253,36 @@ type unaffordable struct {
 // the learned penalties decayed.
 func (e *epoch) carry() elastico.Carry {
 	c := elastico.Carry{Prices: e.best.prices}
+	// The jobs that carry a penalty are counted first, so that the map is
+	// made at its size: at scale they are thousands, and growing the map
+	// to them was a measurable part of the plan.
+	keeps := func(o int32) bool { return !(e.learned[o]*e.cfg.PenaltyDecay < 1e-6) }
+	njobs := 0
 	for j := range e.jobs {
 		js := &e.jobs[j]
 		for o := js.first; o < js.first+js.n; o++ {
-			v := e.learned[o] * e.cfg.PenaltyDecay
-			if v < 1e-6 {
+			if keeps(o) {
+				njobs++
+				break
+			}
+		}
+	}
+	if njobs == 0 {
+		return c
+	}
+	c.Penalties = make(map[string]map[string]float64, njobs)
+	for j := range e.jobs {
+		js := &e.jobs[j]
+		var m map[string]float64
+		for o := js.first; o < js.first+js.n; o++ {
+			if !keeps(o) {
 				continue
 			}
-			if c.Penalties == nil {
-				c.Penalties = map[string]map[string]float64{}
-			}
-			m := c.Penalties[js.job.ID]
 			if m == nil {
 				m = make(map[string]float64, js.first+js.n-o)
 				c.Penalties[js.job.ID] = m
 			}
-			m[js.job.Family[e.optFam[o]].Config.ID] = v
+			m[js.job.Family[e.optFam[o]].Config.ID] = e.learned[o] * e.cfg.PenaltyDecay
 		}
 	}
 	return c
