@@ -60,11 +60,8 @@ type epoch struct {
 	sol      elastico.Solution
 	waiting  []int32 // jobs that do not run, in admission order
 	waitKeys []waitKey
-	famOff   []int32           // job j's profiles are famG/famWhy[famOff[j]:famOff[j+1]]
-	famG     []float64         // G̃ of each profile
-	famWhy   []string          // why each profile cannot run here, or ""
-	famD     []elastico.Vector // total demand of each profile
-	famPen   []float64         // the penalty Carry holds for each feasible profile
+	famOff   []int32   // job j's profiles have the slots famOff[j] to famOff[j+1]-1
+	famG     []float64 // G̃ of each profile
 	tau, q   float64
 	effCap   elastico.Vector
 
@@ -139,6 +136,15 @@ func grow[T any](s []T, n int) []T {
 	s = s[:n]
 	clear(s)
 	return s
+}
+
+// resize is grow without clearing, for a slice whose every entry is
+// written before it is read.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 func (e *epoch) release() {

@@ -24,7 +24,8 @@ func (e *epoch) buildMarket() {
 	e.jobs = grow(e.jobs, n)
 	ch, cherr := e.checker()
 
-	// Current assignments, as global GPU numbers.
+	// Current assignments, as global GPU numbers (looked up in
+	// jobOptions).
 	nref := 0
 	for j := range st.Jobs {
 		if a := st.Jobs[j].Running; a != nil {
@@ -41,156 +42,55 @@ func (e *epoch) buildMarket() {
 			js.running = true
 			js.curGPUs = slab[:len(a.GPUs):len(a.GPUs)]
 			slab = slab[len(a.GPUs):]
-			for k, id := range a.GPUs {
-				js.curGPUs[k] = e.gpuRef[id]
-			}
 		}
 	}
-	e.curOff, e.curRes = e.byGPU(e.curOff, e.curRes, n, func(j int) []elastico.GPURef { return e.jobs[j].curGPUs })
 
-	// Everything the market needs from a profile depends on its job alone,
-	// and is read here, on several goroutines, in the one pass over the
-	// profiles (they are large: every further pass over them was a
-	// measurable part of an epoch): what each configuration is worth to
-	// its job (G̃), whether it fits the cluster at all, its total demand,
-	// the penalty the Carry holds for it, and which one the job runs
-	// under.
+	// Options: per job, its feasible configurations, with their demand
+	// (real keeps it whole, before the reservation below), what each is
+	// worth to the job (G̃, and w·G̃ by slot for valueOf), Γ's switching
+	// cost and the learned penalties carried over; and R_min. All of it
+	// depends on the job alone, so it is made on several goroutines, in
+	// one pass over the profiles (they are large: every pass over them was
+	// a measurable part of an epoch). Job j's options lie at the start of
+	// its own slots, options[famOff[j]:famOff[j+1]]; the slots of its
+	// configurations that cannot run are left zero.
 	e.famOff = grow(e.famOff, n+1)
 	for j := range st.Jobs {
 		e.famOff[j+1] = e.famOff[j] + int32(len(st.Jobs[j].Family))
 	}
 	nprof := int(e.famOff[n])
-	e.famG = grow(e.famG, nprof)
-	e.famWhy = grow(e.famWhy, nprof)
-	e.famD = grow(e.famD, nprof)
-	e.famPen = grow(e.famPen, nprof)
+	e.famG = resize(e.famG, nprof)
+	e.options = resize(e.options, nprof)
+	e.optFam = resize(e.optFam, nprof)
+	e.real = resize(e.real, nprof)
+	e.base = resize(e.base, nprof)
+	e.learned = resize(e.learned, nprof)
+	e.famVal = grow(e.famVal, len(e.memo.pid))
 	var summary string
 	if cherr != nil {
-		summary = "the cluster cannot be summarized: " + cherr.Error()
+		ch, summary = nil, "the cluster cannot be summarized: "+cherr.Error()
 	}
 	chunk.Do(n, chunk.Count(n), func(_, lo, hi int) {
 		for j := lo; j < hi; j++ {
-			job := &st.Jobs[j]
-			js := &e.jobs[j]
-			a, b := e.famOff[j], e.famOff[j+1]
-			rst.NormalizedGoodputInto(e.famG[a:a:b], job.Family)
-			// (Concurrent reads of the caller's map: nothing writes it.)
-			carried := st.Carry.Penalties[job.ID]
-			for k := range job.Family {
-				p := &job.Family[k]
-				s := a + int32(k)
-				if js.running && js.cur < 0 && p.Config.ID == job.Running.ConfigID {
-					js.cur = int32(k)
-				}
-				if cherr != nil {
-					e.famWhy[s] = summary
-				} else {
-					e.famWhy[s] = ch.Why(p, job.Floor, job.Spread)
-				}
-				e.famD[s] = p.Demand.Total()
-				if len(carried) > 0 && e.famWhy[s] == "" {
-					e.famPen[s] = carried[p.Config.ID]
-				}
-			}
+			e.jobOptions(j, ch, summary)
 		}
 	})
+	e.curOff, e.curRes = e.byGPU(e.curOff, e.curRes, n, func(j int) []elastico.GPURef { return e.jobs[j].curGPUs })
 
-	// Options: the feasible configurations, with their demand (real keeps
-	// it whole, before the reservation below), Γ's switching cost and the
-	// learned penalties carried over; and R_min of every job.
-	e.options = e.options[:0]
-	e.optFam = e.optFam[:0]
-	e.real = e.real[:0]
-	e.base = e.base[:0]
-	e.learned = e.learned[:0]
+	// The bidders, and the jobs' R_min added up in the State's order.
 	e.bidJob = e.bidJob[:0]
-	// w·G̃ of every option, by slot, for valueOf.
-	e.famVal = grow(e.famVal, len(e.memo.pid))
 	var queue, held elastico.Vector
-	ab := &e.cfg.Ablation
-	inv := e.invCap
 	for j := range e.jobs {
 		js := &e.jobs[j]
-		job := js.job
-		fo := e.famOff[j]
-		lo, hi := int32(0), int32(len(job.Family))
-		switch {
-		case ab.FixedConfiguration && js.running, ab.NoCoordinatedReconfiguration && js.running:
-			lo, hi = js.cur, js.cur+1
-		case ab.FixedConfiguration:
-			lo, hi = 0, 1
-		}
-		js.first = int32(len(e.options))
-		minShare := math.Inf(1)
-		gmax := 0.0
-		for k := lo; k < hi; k++ {
-			s := fo + k
-			why := e.famWhy[s]
-			if why == "" && e.cfg.Pinned && js.running {
-				if p := &job.Family[k]; p.Demand.GPUs < len(js.curGPUs) {
-					why = fmt.Sprintf("needs %d GPUs; the job holds %d and cannot give any up (Config.Pinned)", p.Demand.GPUs, len(js.curGPUs))
-				}
-			}
-			if why != "" {
-				js.infeasible = append(js.infeasible, job.Family[k].Config.ID+": "+why)
-				continue
-			}
-			o := int32(len(e.options))
-			sw := e.cfg.SwitchingCost
-			if k == js.cur {
-				js.curOpt = o
-				// Starting a job and reshaping one are both switches: the
-				// incumbent wins ties, so near-equal jobs do not take turns.
-				sw = 0
-			}
-			d := e.famD[s]
-			// The dominant share, inline (Vector.DominantShare per option
-			// is a measurable part of an epoch).
-			share := max(d[0]*inv[0], d[1]*inv[1], d[2]*inv[2], d[3]*inv[3])
-			if math.IsNaN(share) { // no demand where there is no capacity
-				share = d.DominantShare(e.capacity)
-			}
-			if share < minShare || js.minOpt < 0 {
-				minShare, js.minOpt = share, o
-			}
-			g := e.famG[s]
-			gmax = max(gmax, g)
-			e.options = append(e.options, elastico.Option{Goodput: g, Demand: d})
-			e.optFam = append(e.optFam, k)
-			e.real = append(e.real, d)
-			e.base = append(e.base, sw)
-			e.learned = append(e.learned, e.famPen[s])
-		}
-		js.n = int32(len(e.options)) - js.first
 		if js.n == 0 {
 			continue
 		}
-		opts := e.options[js.first:]
-		// G̃ is normalized over the configurations the job may run under
-		// here, not the whole family: a job whose best configuration does
-		// not fit this cluster (or that the −RST ablation holds to its
-		// requested one) must still be worth more than the switching cost
-		// of starting, or it would wait forever on an idle cluster.
-		if gmax > 0 && gmax < 1 {
-			for o := range opts {
-				opts[o].Goodput /= gmax
-			}
-		}
-		w := job.EffectiveWeight()
-		rmin := opts[0].Demand
-		for o := range opts {
-			e.famVal[e.memo.base[j]+uint32(e.optFam[js.first+int32(o)])] = w * opts[o].Goodput
-			for r := range rmin {
-				rmin[r] = min(rmin[r], opts[o].Demand[r])
-			}
-		}
-		js.rmin = rmin
 		js.bidder = int32(len(e.bidJob))
 		e.bidJob = append(e.bidJob, int32(j))
 		if js.running {
-			held = held.Add(rmin)
+			held = held.Add(js.rmin)
 		} else {
-			queue = queue.Add(rmin)
+			queue = queue.Add(js.rmin)
 		}
 	}
 
@@ -214,7 +114,7 @@ func (e *epoch) buildMarket() {
 	// admitting a waiting job is attractive. When Σ R_min exceeds C, every
 	// reservation shrinks in proportion: at most γ·C is held.
 	gamma := e.cfg.Reservation
-	if ab.NoReservation {
+	if e.cfg.Ablation.NoReservation {
 		gamma = 0
 	}
 	all := queue.Add(held)
@@ -226,21 +126,22 @@ func (e *epoch) buildMarket() {
 		}
 		e.effCap[r] = max(0, e.capacity[r]-scale[r]*all[r])
 	}
-	for j := range e.jobs {
-		js := &e.jobs[j]
-		if js.n == 0 || gamma == 0 {
-			continue
-		}
-		var own elastico.Vector
-		for r := range own {
-			own[r] = scale[r] * js.rmin[r]
-		}
-		for o := js.first; o < js.first+js.n; o++ {
-			d := &e.options[o].Demand
-			for r := range d {
-				d[r] = max(0, d[r]-own[r])
+	if gamma > 0 {
+		chunk.Do(n, chunk.Count(n), func(_, lo, hi int) {
+			for j := lo; j < hi; j++ {
+				js := &e.jobs[j]
+				var own elastico.Vector
+				for r := range own {
+					own[r] = scale[r] * js.rmin[r]
+				}
+				for o := js.first; o < js.first+js.n; o++ {
+					d := &e.options[o].Demand
+					for r := range d {
+						d[r] = max(0, d[r]-own[r])
+					}
+				}
 			}
-		}
+		})
 	}
 
 	// Γ's interference term: predictions, so timed as interference.
@@ -260,6 +161,109 @@ func (e *epoch) buildMarket() {
 		js := &e.jobs[j]
 		e.market.Bidders[b] = elastico.Bidder{Weight: js.job.EffectiveWeight(), Options: e.options[js.first : js.first+js.n : js.first+js.n]}
 	}
+}
+
+// jobOptions makes job j's options (see buildMarket) and fills its
+// jobState but for the bidder. ch is the cluster's feasibility checker;
+// if it is nil, unfit says why there is none. It writes only job j's state
+// and slots: it runs on several goroutines.
+func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string) {
+	js := &e.jobs[j]
+	job := js.job
+	a, b := e.famOff[j], e.famOff[j+1]
+	gscr := rst.NormalizedGoodputInto(e.famG[a:a:b], job.Family)
+	if js.running {
+		// (Concurrent reads of gpuRef: nothing writes it during an epoch.)
+		for k, id := range job.Running.GPUs {
+			js.curGPUs[k] = e.gpuRef[id]
+		}
+		for k := range job.Family {
+			if job.Family[k].Config.ID == job.Running.ConfigID {
+				js.cur = int32(k)
+				break
+			}
+		}
+	}
+	ab := &e.cfg.Ablation
+	lo, hi := int32(0), int32(len(job.Family))
+	switch {
+	case ab.FixedConfiguration && js.running, ab.NoCoordinatedReconfiguration && js.running:
+		lo, hi = js.cur, js.cur+1
+	case ab.FixedConfiguration:
+		lo, hi = 0, 1
+	}
+	// (Concurrent reads of the caller's map: nothing writes it.)
+	carried := e.st.Carry.Penalties[job.ID]
+	inv := &e.invCap
+	js.first = a
+	o := a
+	minShare, gmax := math.Inf(1), 0.0
+	for k := lo; k < hi; k++ {
+		p := &job.Family[k]
+		why := unfit
+		if ch != nil {
+			why = ch.Why(p, job.Floor, job.Spread)
+		}
+		if why == "" && e.cfg.Pinned && js.running && p.Demand.GPUs < len(js.curGPUs) {
+			why = fmt.Sprintf("needs %d GPUs; the job holds %d and cannot give any up (Config.Pinned)", p.Demand.GPUs, len(js.curGPUs))
+		}
+		if why != "" {
+			js.infeasible = append(js.infeasible, p.Config.ID+": "+why)
+			continue
+		}
+		sw := e.cfg.SwitchingCost
+		if k == js.cur {
+			js.curOpt = o
+			// Starting a job and reshaping one are both switches: the
+			// incumbent wins ties, so near-equal jobs do not take turns.
+			sw = 0
+		}
+		d := p.Demand.Total()
+		// The dominant share, inline (Vector.DominantShare per option is a
+		// measurable part of an epoch).
+		share := max(d[0]*inv[0], d[1]*inv[1], d[2]*inv[2], d[3]*inv[3])
+		if math.IsNaN(share) { // no demand where there is no capacity
+			share = d.DominantShare(e.capacity)
+		}
+		if share < minShare || js.minOpt < 0 {
+			minShare, js.minOpt = share, o
+		}
+		gmax = max(gmax, gscr[k])
+		pen := 0.0
+		if len(carried) > 0 {
+			pen = carried[p.Config.ID]
+		}
+		e.options[o] = elastico.Option{Goodput: gscr[k], Demand: d}
+		e.optFam[o], e.real[o], e.base[o], e.learned[o] = k, d, sw, pen
+		o++
+	}
+	js.n = o - a
+	for s := o; s < b; s++ {
+		e.options[s], e.optFam[s], e.real[s], e.base[s], e.learned[s] = elastico.Option{}, 0, elastico.Vector{}, 0, 0
+	}
+	if js.n == 0 {
+		return
+	}
+	opts := e.options[a:o]
+	// G̃ is normalized over the configurations the job may run under here,
+	// not the whole family: a job whose best configuration does not fit
+	// this cluster (or that the −RST ablation holds to its requested one)
+	// must still be worth more than the switching cost of starting, or it
+	// would wait forever on an idle cluster.
+	if gmax > 0 && gmax < 1 {
+		for x := range opts {
+			opts[x].Goodput /= gmax
+		}
+	}
+	w := job.EffectiveWeight()
+	rmin := opts[0].Demand
+	for x := range opts {
+		e.famVal[e.memo.base[j]+uint32(e.optFam[a+int32(x)])] = w * opts[x].Goodput
+		for r := range rmin {
+			rmin[r] = min(rmin[r], opts[x].Demand[r])
+		}
+	}
+	js.rmin = rmin
 }
 
 // nearTolerance is how close to τ (as a fraction of τ − 1) a running
