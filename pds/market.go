@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/internal/chunk"
@@ -414,34 +413,57 @@ func (e *epoch) admit() {
 // waitingOrder lists the jobs that do not run, by priority (highest
 // first), arrival, then position in the State.
 func (e *epoch) waitingOrder() {
-	// Sorted by keys copied out of the jobs: comparing through the job
-	// pointers cost a cache miss per comparison.
+	// Sorted by keys copied out of the jobs (comparing through the job
+	// pointers cost a cache miss per comparison), with each arrival as
+	// Unix seconds and nanoseconds: they order times as Time.Compare
+	// does, and compare faster, unless a time carries a monotonic clock
+	// reading (then Compare reads that) or lies so far out that its Unix
+	// seconds overflow. If one does, the times themselves are compared.
 	keys := e.waitKeys[:0]
+	exact := true
 	for j := range e.jobs {
 		if js := &e.jobs[j]; !js.running {
-			keys = append(keys, waitKey{js.job.Priority, js.job.Arrival, int32(j)})
+			t := js.job.Arrival
+			sec := t.Unix()
+			exact = exact && t == t.Round(0) && sec > -1<<62 && sec < 1<<62
+			keys = append(keys, waitKey{js.job.Priority, sec, int32(t.Nanosecond()), int32(j)})
 		}
 	}
-	slices.SortFunc(keys, func(a, b waitKey) int {
-		if c := cmp.Compare(b.priority, a.priority); c != 0 {
-			return c
-		}
-		if c := a.arrival.Compare(b.arrival); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.j, b.j)
-	})
+	if exact {
+		slices.SortFunc(keys, func(a, b waitKey) int {
+			if a.priority != b.priority {
+				return cmp.Compare(b.priority, a.priority)
+			}
+			if a.sec != b.sec {
+				return cmp.Compare(a.sec, b.sec)
+			}
+			if a.nsec != b.nsec {
+				return cmp.Compare(a.nsec, b.nsec)
+			}
+			return cmp.Compare(a.j, b.j)
+		})
+	} else {
+		slices.SortFunc(keys, func(a, b waitKey) int {
+			if c := cmp.Compare(b.priority, a.priority); c != 0 {
+				return c
+			}
+			if c := e.jobs[a.j].job.Arrival.Compare(e.jobs[b.j].job.Arrival); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.j, b.j)
+		})
+	}
 	e.waiting = e.waiting[:0]
 	for _, k := range keys {
 		e.waiting = append(e.waiting, k.j)
 	}
-	clear(keys) // the times' locations
 	e.waitKeys = keys[:0]
 }
 
 type waitKey struct {
 	priority int
-	arrival  time.Time
+	sec      int64 // arrival
+	nsec     int32
 	j        int32
 }
 
