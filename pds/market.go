@@ -20,7 +20,7 @@ import (
 func (e *epoch) buildMarket() {
 	st := e.st
 	n := len(st.Jobs)
-	e.jobs = grow(e.jobs, n)
+	e.jobs = resize(e.jobs, n) // each is set below
 	ch, cherr := e.checker()
 
 	// Current assignments, as global GPU numbers (looked up in
