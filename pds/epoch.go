@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/elastico/elastico"
@@ -68,10 +67,13 @@ type epoch struct {
 	items   []elastico.PlacementItem
 	jobItem []int32
 	avoid   []avoidPair // pairs kept apart in later placements
-	apart   []bool      // per job: in a pair of avoid
 	req     elastico.PlacementRequest
 	place   elastico.Placement
 	memo    memo
+
+	// Per job, the first and last pair of avoid that holds it (index+1,
+	// 0: none); each pair links to the next of each of its jobs.
+	apartFirst, apartLast []int32
 
 	best      result // the best feasible plan so far
 	cur       result // the round in progress
@@ -185,7 +187,8 @@ func (e *epoch) init(s *Scheduler, st *elastico.State) {
 		}
 	}
 	e.avoid = e.avoid[:0]
-	e.apart = grow(e.apart, len(st.Jobs))
+	e.apartFirst = grow(e.apartFirst, len(st.Jobs))
+	e.apartLast = grow(e.apartLast, len(st.Jobs))
 	e.viol = e.viol[:0]
 	e.memo.reset(s.pred, e)
 }
@@ -671,16 +674,14 @@ func (e *epoch) valueOf(j, k int32) float64 {
 
 // keptApart says which jobs j is kept apart from, and why.
 func (e *epoch) keptApart(j int32) string {
-	if !e.apart[j] {
+	if e.apartFirst[j] == 0 {
 		// Most jobs the placer leaves out (thousands at scale) are in no
-		// pair: not a scan of every pair, nor a Builder, each.
+		// pair: not a Builder each.
 		return ""
 	}
 	var b strings.Builder
-	for _, p := range e.avoid {
-		if p.a != j && p.b != j {
-			continue
-		}
+	for i := e.apartFirst[j]; i != 0; i = e.nextPair(i, j) {
+		p := e.avoid[i-1]
 		if !e.inForce(p) {
 			continue
 		}
@@ -703,6 +704,28 @@ func (e *epoch) inForce(p avoidPair) bool {
 type avoidPair struct {
 	a, b, ka, kb, v int32
 	s               float64
+	next            [2]int32 // the next pair of a and of b (see apartFirst)
+}
+
+// nextPair returns the pair after pair i (index+1) among job j's, or 0.
+func (e *epoch) nextPair(i, j int32) int32 {
+	p := &e.avoid[i-1]
+	if p.a == j {
+		return p.next[0]
+	}
+	return p.next[1]
+}
+
+// linkPair appends pair i (index+1) to job j's pairs.
+func (e *epoch) linkPair(i, j int32) {
+	if last := e.apartLast[j]; last == 0 {
+		e.apartFirst[j] = i
+	} else if p := &e.avoid[last-1]; p.a == j {
+		p.next[0] = i
+	} else {
+		p.next[1] = i
+	}
+	e.apartLast[j] = i
 }
 
 // separate keeps a violating pair apart in every later placement of the
@@ -712,9 +735,16 @@ type avoidPair struct {
 func (e *epoch) separate(r *result, v violation) {
 	a, b := min(v.victim, v.aggressor), max(v.victim, v.aggressor)
 	p := avoidPair{a: a, b: b, ka: r.choice[a], kb: r.choice[b], v: v.victim, s: v.slowdown}
-	if !slices.ContainsFunc(e.avoid, func(q avoidPair) bool { return q.a == a && q.b == b && q.ka == p.ka && q.kb == p.kb }) {
-		e.avoid = append(e.avoid, p)
-		e.apart[a], e.apart[b] = true, true
+	for i := e.apartFirst[a]; i != 0; i = e.nextPair(i, a) {
+		if q := &e.avoid[i-1]; q.a == a && q.b == b && q.ka == p.ka && q.kb == p.kb {
+			return
+		}
+	}
+	e.avoid = append(e.avoid, p)
+	i := int32(len(e.avoid))
+	e.linkPair(i, a)
+	if b != a {
+		e.linkPair(i, b)
 	}
 }
 

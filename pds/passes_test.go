@@ -1,8 +1,10 @@
 package pds
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,5 +62,62 @@ func TestWaitingOrder(t *testing.T) {
 				t.Errorf("waiting order (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestKeptApart: separate keeps each violating pair once (per pair of
+// configurations), and keptApart names, in the order they were found,
+// every pair of a job that the last placement kept apart, as a scan of
+// all the pairs would.
+func TestKeptApart(t *testing.T) {
+	const n = 12
+	r := rand.New(rand.NewPCG(3, 4))
+	jobs := make([]elastico.Job, n)
+	e := &epoch{jobs: make([]jobState, n), tau: 1.2, apartFirst: make([]int32, n), apartLast: make([]int32, n)}
+	for j := range jobs {
+		jobs[j].ID = fmt.Sprintf("j%d", j)
+		e.jobs[j].job = &jobs[j]
+	}
+	res := &result{choice: make([]int32, n)}
+	var want []avoidPair // as separate kept them: by a scan of every pair
+	for range 80 {
+		v := violation{victim: int32(r.IntN(n)), aggressor: int32(r.IntN(n)), slowdown: 1 + r.Float64()}
+		if v.victim == v.aggressor {
+			continue
+		}
+		res.choice[v.victim], res.choice[v.aggressor] = int32(r.IntN(2)), int32(r.IntN(2))
+		a, b := min(v.victim, v.aggressor), max(v.victim, v.aggressor)
+		p := avoidPair{a: a, b: b, ka: res.choice[a], kb: res.choice[b], v: v.victim, s: v.slowdown}
+		if !slices.ContainsFunc(want, func(q avoidPair) bool { return q.a == a && q.b == b && q.ka == p.ka && q.kb == p.kb }) {
+			want = append(want, p)
+		}
+		e.separate(res, v)
+	}
+	if len(e.avoid) != len(want) {
+		t.Fatalf("separate kept %d pairs, want %d", len(e.avoid), len(want))
+	}
+	// The last placement: every job an item, under family index 0 or 1.
+	e.jobItem, e.itemFam = make([]int32, n), make([]int32, n)
+	for j := range n {
+		e.jobItem[j], e.itemFam[j] = int32(j), int32(r.IntN(2))
+	}
+	several := 0
+	for j := range int32(n) {
+		var b strings.Builder
+		for _, p := range want {
+			if (p.a == j || p.b == j) && e.inForce(p) {
+				victim, aggr := jobs[p.v].ID, jobs[p.a+p.b-p.v].ID
+				fmt.Fprintf(&b, "; kept apart from job %q (%s predicted %.3g× slower beside %s, tolerance %.3g)", jobs[p.a+p.b-j].ID, victim, p.s, aggr, e.tau)
+			}
+		}
+		if strings.Count(b.String(), "kept apart") > 1 {
+			several++
+		}
+		if diff := cmp.Diff(b.String(), e.keptApart(j)); diff != "" {
+			t.Errorf("keptApart(%d) (-want +got):\n%s", j, diff)
+		}
+	}
+	if several == 0 {
+		t.Fatal("no job is kept apart from several others: the test does not test the order")
 	}
 }
