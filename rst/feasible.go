@@ -94,6 +94,13 @@ func atLeast(mem []float64, x float64) int {
 	return n
 }
 
+// hasAtLeast reports whether g of mem (decreasing) are ≥ x: whether the
+// g-th largest is (a NaN x fails). Why asks it of every profile of every
+// job each epoch; the count itself is only for its message.
+func hasAtLeast(mem []float64, g int, x float64) bool {
+	return g <= len(mem) && mem[g-1] >= x
+}
+
 // Why returns why profile p cannot run on the cluster, or "" if it can.
 // spread allows the replicas of a gang on several nodes; floor is the job's
 // minimum throughput (0: none).
@@ -106,8 +113,8 @@ func (ch *Checker) Why(p *elastico.Profile, floor float64, spread bool) string {
 	if d.GPUMemory > ch.mem[0] {
 		return fmt.Sprintf("needs %.3g GiB per GPU, above every GPU's memory (largest %.3g GiB)", d.GPUMemory, ch.mem[0])
 	}
-	if n := atLeast(ch.mem, d.GPUMemory); n < g {
-		return fmt.Sprintf("needs %d GPUs with %.3g GiB, the cluster has %d", g, d.GPUMemory, n)
+	if !hasAtLeast(ch.mem, g, d.GPUMemory) {
+		return fmt.Sprintf("needs %d GPUs with %.3g GiB, the cluster has %d", g, d.GPUMemory, atLeast(ch.mem, d.GPUMemory))
 	}
 	if d.CPU > ch.maxCPU || d.RAM > ch.maxRAM {
 		return fmt.Sprintf("needs %.3g CPU cores and %.3g GiB of RAM per replica, more than any node has", d.CPU, d.RAM)
@@ -116,7 +123,7 @@ func (ch *Checker) Why(p *elastico.Profile, floor float64, spread bool) string {
 		fits := false
 		for i := range ch.shapes {
 			s := &ch.shapes[i]
-			if atLeast(s.mem, d.GPUMemory) >= g && s.cpu >= float64(g)*d.CPU && s.ram >= float64(g)*d.RAM {
+			if hasAtLeast(s.mem, g, d.GPUMemory) && s.cpu >= float64(g)*d.CPU && s.ram >= float64(g)*d.RAM {
 				fits = true
 				break
 			}
