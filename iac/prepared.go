@@ -121,8 +121,9 @@ func (m *MLP) PreparedLen() int { return 2*m.sides.width + len(pairTerms) }
 func (m *MLP) AppendPrepared(dst []float64, p *elastico.Profile) []float64 {
 	w := m.sides.width
 	n := len(dst)
-	dst = append(dst, make([]float64, m.PreparedLen())...)
+	dst = slices.Grow(dst, m.PreparedLen())[:n+m.PreparedLen()]
 	out := dst[n:]
+	clear(out)
 	var (
 		v  Vector
 		in [maxInputs]float64
