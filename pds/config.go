@@ -62,8 +62,8 @@ type Config struct {
 	// many GPUs beside loud neighbours a job's search predicts for before
 	// it looks only at empty GPUs. Wider searches pack a few more jobs and
 	// cost predictions; on Gavel's job types (BenchmarkEpochLoudProbes),
-	// 32 instead of the default 8 ran 0.3 % more jobs at 500 jobs and
-	// 0.5 % more at 5,000, for 1.3× and 1.5× the epoch time. Zero:
+	// 32 instead of the default 8 ran 0.5 % more jobs at 500 jobs and
+	// 0.6 % more at 5,000, for 1.1× and 1.4× the epoch time. Zero:
 	// placement.DefaultLoudProbes; valid range [1,
 	// placement.MaxLoudProbes], and zero with a custom Placer.
 	LoudProbes int

@@ -25,9 +25,9 @@
 // predicted to interfere above it ("loud") are passed over, or taken only as
 // a last resort with [Config.LoudLastResort] (never for an item marked
 // Quiet). The search for a quiet GPU is bounded: after [Config.LoudProbes]
-// loud GPUs (nodes, for a gang; a quarter as many for a Quiet item, one
-// that already found only loud ones) an item looks only at empty GPUs, and a gang predicts lazily, a bucket of
-// equally good GPUs at a time. Where most pairs are loud, this is what keeps
+// loud GPUs (nodes, for a gang; an eighth as many for a Quiet item, one
+// that already found only loud ones) an item looks only at empty GPUs, and
+// a gang predicts lazily, a bucket of equally good GPUs at a time. Where most pairs are loud, this is what keeps
 // a failed search from costing a prediction per GPU of the cluster.
 //
 // Free capacity is kept in a bucketed index (64 memory levels × 16 SM
