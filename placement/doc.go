@@ -27,8 +27,10 @@
 // Quiet). The search for a quiet GPU is bounded: after [Config.LoudProbes]
 // loud GPUs (nodes, for a gang; an eighth as many for a Quiet item, one
 // that already found only loud ones) an item looks only at empty GPUs, and
-// a gang predicts lazily, a bucket of equally good GPUs at a time. Where most pairs are loud, this is what keeps
-// a failed search from costing a prediction per GPU of the cluster.
+// a gang predicts lazily, a bucket of equally good GPUs at a time. Where
+// most pairs are loud, this is what keeps a failed search from costing a
+// prediction per GPU of the cluster. A Predictor that also answers by item
+// index ([ItemPredictor], as pds's does) is asked that way.
 //
 // Free capacity is kept in a bucketed index (64 memory levels × 16 SM
 // levels), so one item costs O(levels) plus the candidates it inspects, not
