@@ -22,6 +22,12 @@ import (
 // immutable is cached (see cacheable): one the host retrains between
 // epochs is asked afresh every epoch.
 //
+// The pairs the cache does not know are mostly new ones (a waiting job's
+// search meets new neighbours every epoch), but their profiles are not:
+// a predictor that prepares profiles (preparer, as iac.MLP does) gets each
+// one prepared once, kept with its number, and answers a pair from the
+// two, for the same answer at two thirds of the cost.
+//
 // The cache lives in the Scheduler's spare epoch: a concurrent Epoch
 // starts with an empty one. It is bounded: when it holds many more
 // profiles than the last epoch asked about, those it did not are dropped,
