@@ -99,3 +99,30 @@ func BenchmarkPlace(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSortByKey times the two sorts of sortByKey on the same keys
+// (random dominant shares, one or two GPUs), around radixMin.
+func BenchmarkSortByKey(b *testing.B) {
+	for _, n := range []int{128, 512, 1024, 20000} {
+		r := rand.New(rand.NewPCG(1, 2))
+		w := &work{keyOf: make([]float64, n), dem: make([]elastico.Demand, n)}
+		for i := range n {
+			w.keyOf[i] = r.Float64()
+			w.dem[i].GPUs = 1 + r.IntN(2)
+		}
+		idx := make([]int32, n)
+		for _, sort := range []struct {
+			name string
+			f    func([]int32)
+		}{{"compare", w.compareSort}, {"radix", w.radixSort}} {
+			b.Run(fmt.Sprintf("items=%d/%s", n, sort.name), func(b *testing.B) {
+				for b.Loop() {
+					for i := range idx {
+						idx[i] = int32(i)
+					}
+					sort.f(idx)
+				}
+			})
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package placement
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -649,18 +648,28 @@ func (w *work) sortByKey(s []int32) {
 		w.radixSort(s)
 		return
 	}
+	w.compareSort(s)
+}
+
+// compareSort is sortByKey for few items: pdqsort on the keys.
+func (w *work) compareSort(s []int32) {
 	keys := w.keys[:0]
 	for _, i := range s {
 		keys = append(keys, sortKey{share: w.keyOf[i], gpus: int32(w.dem[i].GPUs), i: i})
 	}
+	// Plain comparisons: a share is never NaN (setup sees to it, as the
+	// radix sort needs), and cmp.Compare's care for NaNs cost a third of
+	// the sort (BenchmarkSortByKey).
 	slices.SortFunc(keys, func(a, b sortKey) int {
-		if a.share != b.share {
-			return cmp.Compare(b.share, a.share)
+		switch {
+		case a.share > b.share:
+			return -1
+		case a.share < b.share:
+			return 1
+		case a.gpus != b.gpus:
+			return int(b.gpus - a.gpus)
 		}
-		if a.gpus != b.gpus {
-			return cmp.Compare(b.gpus, a.gpus)
-		}
-		return cmp.Compare(a.i, b.i)
+		return int(a.i - b.i)
 	})
 	for k := range keys {
 		s[k] = keys[k].i
@@ -668,7 +677,9 @@ func (w *work) sortByKey(s []int32) {
 	w.keys = keys
 }
 
-// radixMin is the item count from which a radix sort beats pdqsort.
+// radixMin is the item count from which a radix sort beats pdqsort
+// (BenchmarkSortByKey: both take about 22 µs at 512 items; at 1,024 the
+// radix sort 37 µs, pdqsort 75).
 const radixMin = 512
 
 // radixSort is sortByKey for many items: stable LSD radix passes, first on
