@@ -27,7 +27,8 @@ type Carry struct {
 	// Prices are the last shadow prices, per unit of normalized demand.
 	Prices Vector
 	// Penalties are the learned penalties of configurations that were
-	// predicted to interfere: Penalties[jobID][configID].
+	// predicted to interfere: Penalties[jobID][configID]. Entries of jobs
+	// or configurations the State does not have are ignored.
 	Penalties map[string]map[string]float64
 }
 
@@ -76,14 +77,6 @@ func (s *State) Validate() error {
 	if r, ok := s.Carry.Prices.check(); !ok {
 		return invalid("state", "", "Carry.Prices["+r.String()+"]", "is NaN, infinite or negative")
 	}
-	for jid, m := range s.Carry.Penalties {
-		for cid, v := range m {
-			if r := checkNumber(v); r != "" {
-				return invalid("job", jid, "Carry.Penalties["+cid+"]", r)
-			}
-		}
-	}
-
 	return s.validateJobs(gpus)
 }
 
@@ -118,7 +111,8 @@ func (s *State) validateJobs(gpus map[string]*GPU) error {
 	}
 	chunk.Do(idAt, w, func(c, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			if err := s.Jobs[i].validate(gpus); err != nil {
+			j := &s.Jobs[i]
+			if err := j.validate(gpus, s.Carry.Penalties[j.ID]); err != nil {
 				errs[c] = err
 				return
 			}
@@ -132,7 +126,10 @@ func (s *State) validateJobs(gpus map[string]*GPU) error {
 	return idErr
 }
 
-func (j *Job) validate(gpus map[string]*GPU) error {
+// validate checks the job, and its carried penalties (pen) in the order of
+// its family: a scheduler reads no others, and the first bad one is the
+// same every time (a map's order is not).
+func (j *Job) validate(gpus map[string]*GPU, pen map[string]float64) error {
 	if j.Class != Training && j.Class != Inference {
 		return invalid("job", j.ID, "Class", fmt.Sprintf("is %d, want Training or Inference", int(j.Class)))
 	}
@@ -161,6 +158,16 @@ func (j *Job) validate(gpus map[string]*GPU) error {
 	}
 	if k, dup := duplicateConfig(j.Family); dup {
 		return invalid("job", j.ID, "Family["+strconv.Itoa(k)+"].Config.ID", fmt.Sprintf("%q is a duplicate", j.Family[k].Config.ID))
+	}
+	if len(pen) > 0 {
+		for k := range j.Family {
+			id := j.Family[k].Config.ID
+			if v, ok := pen[id]; ok {
+				if r := checkNumber(v); r != "" {
+					return invalid("job", j.ID, "Carry.Penalties["+id+"]", r)
+				}
+			}
+		}
 	}
 	if j.Floor > best {
 		return invalid("job", j.ID, "Floor", fmt.Sprintf("is %g, above every configuration's throughput (best %g)", j.Floor, best))

@@ -6,9 +6,10 @@ import (
 )
 
 // benchState builds a valid State of n jobs × 8 configurations on g GPUs (8
-// per node), half of the jobs running.
+// per node), half of the jobs running, and half carrying penalties on two
+// configurations.
 func benchState(n, g int) *State {
-	s := &State{}
+	s := &State{Carry: Carry{Penalties: map[string]map[string]float64{}}}
 	for i := 0; i < g/8; i++ {
 		node := Node{ID: fmt.Sprintf("n%d", i), CPU: 96, RAM: 768}
 		for k := range 8 {
@@ -28,6 +29,9 @@ func benchState(n, g int) *State {
 		}
 		if i%2 == 0 && i/2 < g {
 			j.Running = &Assignment{ConfigID: "b16", GPUs: []string{fmt.Sprintf("n%d/gpu%d", (i/2)/8, (i/2)%8)}}
+		}
+		if i%2 == 1 {
+			s.Carry.Penalties[j.ID] = map[string]float64{"b32": 0.5, "b64": 0.25}
 		}
 		s.Jobs = append(s.Jobs, j)
 	}

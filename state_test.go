@@ -71,6 +71,12 @@ func TestValidate(t *testing.T) {
 		{"negative weight", func(s *State) { s.Jobs[1].Weight = -1 }, "job", "serve", "Weight"},
 		{"unknown class", func(s *State) { s.Jobs[1].Class = Class(7) }, "job", "serve", "Class"},
 		{"NaN carried price", func(s *State) { s.Carry.Prices[CPU] = math.NaN() }, "state", "", "Carry.Prices[CPU]"},
+		{"negative carried penalty", func(s *State) {
+			s.Carry.Penalties = map[string]map[string]float64{"serve": {"kv40": -1}}
+		}, "job", "serve", "Carry.Penalties[kv40]"},
+		{"two bad penalties: the first in family order", func(s *State) {
+			s.Carry.Penalties = map[string]map[string]float64{"train": {"b64x2": math.Inf(1), "b32": math.NaN()}}
+		}, "job", "train", "Carry.Penalties[b32]"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -95,6 +101,19 @@ func TestValidate(t *testing.T) {
 				t.Errorf("message %q does not name %q", err, tc.wantID)
 			}
 		})
+	}
+}
+
+// TestValidateIgnoresPenaltiesNoOneReads: a carried penalty of a job that
+// left, or of a configuration its family no longer has, is never read.
+func TestValidateIgnoresPenaltiesNoOneReads(t *testing.T) {
+	s := validState()
+	s.Carry.Penalties = map[string]map[string]float64{
+		"left":  {"b32": math.NaN()},
+		"train": {"b128": -1, "b32": 0.5},
+	}
+	if err := s.Validate(); err != nil {
+		t.Errorf("Validate = %v, want nil", err)
 	}
 }
 
