@@ -100,9 +100,10 @@
 //	20,000 16,384     139    9.41       63.5          19.3   46.7       15,624  31,656
 //
 // The VM's speed drifts by a tenth to a fifth between runs (the same
-// binary gave 131–146 ms at 20,000 jobs in one hour). Time grows a little
-// faster than the jobs, as the placement's searches meet fuller clusters;
-// most of the placement is the waiting jobs' searches for a quiet GPU, and
-// most of what the predictor is asked is their neighbours (a cache hit
-// costs a map lookup, a miss about 1 µs, see iac's Cost).
+// binary gave 131–146 ms at 20,000 jobs in one hour). Forty times the jobs
+// take 74 times as long. Most of the placement is the waiting jobs'
+// searches for a quiet GPU, and most of what the predictor is asked is
+// about their neighbours: a known pair costs a map lookup, a new one about
+// 1 µs (iac's Cost), and finding a profile's number in the cache, the
+// first time an epoch asks about it, about as much.
 package pds
