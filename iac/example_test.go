@@ -35,6 +35,45 @@ func ExampleDefault() {
 	// queue pressure 1: τ = 1.611, share: false
 }
 
+// A scheduler that asks about the same profiles beside many others
+// prepares each once and predicts from the prepared ones: the same answer,
+// for about two thirds of the work.
+func ExampleMLP_SlowdownPrepared() {
+	m, err := iac.Default()
+	if err != nil {
+		panic(err)
+	}
+	jobs := []elastico.Profile{
+		{Family: "ResNet-50", Class: elastico.Training, Params: 26e6, Throughput: 2.619 * 64, Config: elastico.Configuration{BatchSize: 64, GPUs: 1}},
+		{Family: "LM", Class: elastico.Training, Params: 14e6, Throughput: 58.17 * 20, Config: elastico.Configuration{BatchSize: 20, GPUs: 1}},
+		{Family: "A3C", Class: elastico.Training, Params: 4e6, Throughput: 1200, Config: elastico.Configuration{GPUs: 1}},
+	}
+	n := m.PreparedLen()
+	var prepared []float64 // one slab: profile i is prepared[i*n : (i+1)*n]
+	for i := range jobs {
+		prepared = m.AppendPrepared(prepared, &jobs[i])
+	}
+	for v := range jobs {
+		for a := range jobs {
+			if v == a {
+				continue
+			}
+			s, err := m.SlowdownPrepared(prepared[v*n:(v+1)*n], prepared[a*n:(a+1)*n])
+			if err != nil {
+				panic(err)
+			}
+			fmt.Printf("%-9s beside %-9s %.2f× (Slowdown agrees: %v)\n", jobs[v].Family, jobs[a].Family, s, s == m.Slowdown(&jobs[v], &jobs[a]))
+		}
+	}
+	// Output:
+	// ResNet-50 beside LM        1.34× (Slowdown agrees: true)
+	// ResNet-50 beside A3C       1.01× (Slowdown agrees: true)
+	// LM        beside ResNet-50 2.82× (Slowdown agrees: true)
+	// LM        beside A3C       1.03× (Slowdown agrees: true)
+	// A3C       beside ResNet-50 2.18× (Slowdown agrees: true)
+	// A3C       beside LM        1.59× (Slowdown agrees: true)
+}
+
 func ExampleTolerance_At() {
 	tol := iac.DefaultTolerance
 	for _, q := range []float64{0, 0.1, 0.3, 1, 5} {
