@@ -381,32 +381,29 @@ func (e *epoch) admit() {
 		}
 	}
 	free := e.capacity.Sub(load)
+	// take gives a job the market deferred its option o, if o is worth
+	// something to it and fits what is free.
+	take := func(js *jobState, o int32) {
+		if js.bidder < 0 || e.choice[js.bidder] >= 0 || o < 0 {
+			return
+		}
+		d := e.real[o]
+		if e.market.Bidders[js.bidder].Value(int(o-js.first)) > 0 && d.LessEq(free) {
+			e.choice[js.bidder] = o - js.first
+			free = free.Sub(d)
+		}
+	}
 	for _, j := range e.waiting {
 		js := &e.jobs[j]
-		if js.bidder < 0 || e.choice[js.bidder] >= 0 || js.minOpt < 0 {
-			continue
-		}
-		d := e.real[js.minOpt]
-		if !(e.market.Bidders[js.bidder].Value(int(js.minOpt-js.first)) > 0) || !d.LessEq(free) {
-			continue
-		}
-		e.choice[js.bidder] = js.minOpt - js.first
-		free = free.Sub(d)
+		take(js, js.minOpt)
 	}
 	// What the reservation held back and no waiting job could use is not
 	// worth a preemption: a running job the market deferred keeps its
 	// configuration if it still fits (in the State's order).
 	for j := range e.jobs {
-		js := &e.jobs[j]
-		if !js.running || js.bidder < 0 || e.choice[js.bidder] >= 0 || js.curOpt < 0 {
-			continue
+		if js := &e.jobs[j]; js.running {
+			take(js, js.curOpt)
 		}
-		d := e.real[js.curOpt]
-		if !(e.market.Bidders[js.bidder].Value(int(js.curOpt-js.first)) > 0) || !d.LessEq(free) {
-			continue
-		}
-		e.choice[js.bidder] = js.curOpt - js.first
-		free = free.Sub(d)
 	}
 }
 
