@@ -106,4 +106,10 @@
 // about their neighbours: a known pair costs a map lookup, a new one about
 // 1 µs (iac's Cost), and finding a profile's number in the cache, the
 // first time an epoch asks about it, about as much.
+//
+// Between epochs a Scheduler keeps the prediction cache and the last
+// epoch's scratch space, so that the next allocates little: after an
+// epoch of 20,000 jobs, 37 MB of cache (22,418 profiles, prepared, and
+// 81,574 pairs) and 55 MB of scratch (the heap measured with and without
+// them).
 package pds
