@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
+
+	"github.com/elastico/elastico/internal/atomicfile"
 )
 
 // The model file: one JSON object
@@ -166,34 +166,12 @@ func ReadFile(fsys fs.FS, name string) (*MLP, error) {
 // WriteFile writes m to path atomically: to a temporary file in the same
 // directory, synced, then renamed over path. A reader sees the old file or
 // the new one, never a part.
-func WriteFile(path string, m *MLP) (err error) {
+func WriteFile(path string, m *MLP) error {
 	b, err := marshal(m)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("iac: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(b); err != nil {
-		return fmt.Errorf("iac: writing %s: %w", path, err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("iac: writing %s: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("iac: writing %s: %w", path, err)
-	}
-	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("iac: writing %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, b, 0o644); err != nil {
 		return fmt.Errorf("iac: writing %s: %w", path, err)
 	}
 	return nil

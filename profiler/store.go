@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/internal/atomicfile"
 )
 
 // The store's file format: one JSON file per job family holding every
@@ -83,7 +84,7 @@ func (s *Store) Put(p elastico.Profile) (bool, error) {
 	if err := Encode(&buf, p.Family, ps); err != nil {
 		return false, err
 	}
-	if err := writeAtomic(path, buf.Bytes()); err != nil {
+	if err := atomicfile.Write(path, buf.Bytes(), 0o600); err != nil {
 		return false, fmt.Errorf("profiler: store: %w", err)
 	}
 	return true, nil
@@ -174,42 +175,6 @@ func (s *Store) read(family, path string) ([]elastico.Profile, error) {
 
 func sameKey(a, b *elastico.Profile) bool {
 	return a.Family == b.Family && a.Config.ID == b.Config.ID && a.Hardware == b.Hardware
-}
-
-// writeAtomic writes data to a temporary file beside path, syncs it and
-// renames it over path, so that a reader sees the old file or the new one,
-// never half of one.
-func writeAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".tmp-*"+filepath.Base(path)+".partial")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	// Make the rename itself durable; not every system can sync a
-	// directory, and the data are already safe in the file.
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
 }
 
 // escapeFamily makes a family name a file name: bytes outside

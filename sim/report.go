@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/elastico/elastico/internal/atomicfile"
 )
 
 // TableColumns are the metrics of the comparison table, in order.
@@ -232,23 +231,8 @@ func WriteFileAtomic(path string, fill func(w io.Writer) error) error {
 	if err := fill(&buf); err != nil {
 		return fmt.Errorf("sim: %s: %w", path, err)
 	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("sim: %w", err)
-	}
-	_, werr := tmp.Write(buf.Bytes())
-	if werr == nil {
-		werr = tmp.Chmod(0o644) // CreateTemp makes it private; reports are for reading
-	}
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("sim: %s: %w", path, errors.Join(werr, cerr))
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("sim: %w", err)
+	if err := atomicfile.Write(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("sim: %s: %w", path, err)
 	}
 	return nil
 }

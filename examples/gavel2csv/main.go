@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/elastico/elastico/iac/gaveldata"
+	"github.com/elastico/elastico/internal/atomicfile"
 )
 
 func main() {
@@ -52,7 +53,7 @@ func run(gpu, dir string) error {
 		name string
 		data []byte
 	}{{"profiles.csv", prof.Bytes()}, {"pairs.csv", pairs.Bytes()}} {
-		if err := writeAtomic(filepath.Join(dir, f.name), f.data); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, f.name), f.data, 0o644); err != nil {
 			return err
 		}
 	}
@@ -60,26 +61,4 @@ func run(gpu, dir string) error {
 	mape, n := gaveldata.NeighbourMAPE(d)
 	fmt.Printf("smoothness: predicting each of %d directions by its batch-size neighbours misses by %.1f %% (MAPE)\n", n, mape)
 	return nil
-}
-
-// writeAtomic writes data to a temporary file beside path, then renames it.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/internal/atomicfile"
 )
 
 // Phase is where a managed job is in the adapter's state machine. Every
@@ -175,40 +175,10 @@ func (j *journal) save() error {
 	return nil
 }
 
-// writeAtomic replaces path with data: a reader sees the old file or the new
-// one, never a part, even across a crash.
+// writeAtomic is atomicfile.Write with the adapter's error prefix.
 func writeAtomic(path string, data []byte, mode os.FileMode) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("adapter: %w", err)
-	}
-	name := tmp.Name()
-	fail := func(err error) error {
-		tmp.Close()
-		os.Remove(name)
+	if err := atomicfile.Write(path, data, mode); err != nil {
 		return fmt.Errorf("adapter: writing %s: %w", path, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("adapter: writing %s: %w", path, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("adapter: writing %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }
