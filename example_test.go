@@ -55,6 +55,6 @@ func Example() {
 	}
 	state.Carry = plan.Carry // for the next epoch
 	// Output:
-	// reconfigure bert from x2@gpu2,gpu3 to x1@gpu2 (batch 128, lr ×0.50, memory fraction 0.375)
-	// start chat to kv60@gpu3 (batch 0, lr ×1.00, memory fraction 0.750)
+	// reconfigure resnet from x2@gpu0,gpu1 to x1@gpu0 (batch 128, lr ×0.50, memory fraction 0.375)
+	// start chat to kv60@gpu1 (batch 0, lr ×1.00, memory fraction 0.750)
 }

@@ -63,6 +63,11 @@ type Job struct {
 	// ReferenceBatch. ReferenceBatch zero means the first profile's batch.
 	Optimizer      Optimizer
 	ReferenceBatch int
+	// RestartTime is what a checkpoint and a restart cost the job (the
+	// time it makes no progress when it is preempted, moved or reshaped).
+	// The scheduler weighs it against what a displacement gains. Zero:
+	// the scheduler's default (pds.Config.RestartTime).
+	RestartTime time.Duration
 }
 
 // EffectiveWeight returns w_j, with zero meaning 1.

@@ -30,6 +30,14 @@ type Carry struct {
 	// predicted to interfere: Penalties[jobID][configID]. Entries of jobs
 	// or configurations the State does not have are ignored.
 	Penalties map[string]map[string]float64
+	// Since[jobID] is when the job's present state began, as the Plans
+	// that made it saw it: for a running job, the epoch that started,
+	// moved or reshaped it; for a waiting job, the epoch that preempted it.
+	// A scheduler reads it to let a job that just (re)started run a while
+	// before it is displaced again, and to count a preempted job's wait
+	// from its preemption. A job with no entry is taken to have run (or,
+	// waiting, waited since its Arrival) for as long as that matters.
+	Since map[string]time.Time
 }
 
 // Validate checks everything a scheduler relies on and returns the first
@@ -146,6 +154,9 @@ func (j *Job) validate(gpus map[string]*GPU, pen map[string]float64) error {
 	}
 	if j.ReferenceBatch < 0 {
 		return invalid("job", j.ID, "ReferenceBatch", "is negative")
+	}
+	if j.RestartTime < 0 {
+		return invalid("job", j.ID, "RestartTime", fmt.Sprintf("is negative (%v)", j.RestartTime))
 	}
 	best := 0.0
 	for k := range j.Family {

@@ -88,7 +88,7 @@ func TestAblations(t *testing.T) {
 			wantAblated: map[string]string{"a": "plain@g0", "b": "Unaffordable"},
 		},
 		{
-			// −ESP: in order, a keeps the most valuable configuration that
+			// −ESP: in order, a takes the most valuable configuration that
 			// fits (both GPUs); nothing is left for b.
 			name: "greedy first fit", scenario: "reservation-admits",
 			ablation:    Ablation{GreedyFirstFit: true, NoReservation: true},
@@ -105,7 +105,7 @@ func TestAblations(t *testing.T) {
 		},
 		{
 			// No reservation: nothing is held back for b, and the market
-			// prefers a on two GPUs.
+			// grows a onto both GPUs.
 			name: "no reservation", scenario: "reservation-admits",
 			ablation:    Ablation{NoReservation: true},
 			wantFull:    map[string]string{"a": "x1@g0", "b": "x1@g1"},

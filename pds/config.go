@@ -34,6 +34,20 @@ const (
 	// keeps (Plan.Carry.Penalties = decay × penalty): a pair that stopped
 	// interfering is forgiven in a few epochs.
 	DefaultPenaltyDecay = 0.5
+
+	// DefaultRestartTime is what a checkpoint and restart cost a job whose
+	// Job.RestartTime is zero: half a minute, a mid-sized model's.
+	DefaultRestartTime = 30 * time.Second
+	// DefaultHorizon is how soon a displacement must pay for itself: a
+	// running job is worth keeping by γ0 plus its restart time's share of
+	// ten minutes of its work (see Config.Horizon).
+	DefaultHorizon = 10 * time.Minute
+	// DefaultMinRunTime is how long a job that was just started, moved or
+	// reshaped is held where it runs: ten restarts of the default cost.
+	DefaultMinRunTime = 5 * time.Minute
+	// DefaultReserveAfter is how long a job may wait before GPUs are held
+	// for it (see Config.ReserveAfter).
+	DefaultReserveAfter = 10 * time.Minute
 )
 
 // Valid ranges of Config.
@@ -92,6 +106,33 @@ type Config struct {
 	// carries to the next epoch. Zero: DefaultPenaltyDecay; valid range
 	// (0, 1].
 	PenaltyDecay float64
+
+	// RestartTime is the restart cost of a job whose Job.RestartTime is
+	// zero. Zero: DefaultRestartTime.
+	RestartTime time.Duration
+	// Horizon is how soon a displacement must pay for itself. A running
+	// job's present configuration, where it runs, is worth
+	// w·(G + G·restart/Horizon + γ0·Ĝ) to the market, against w·G for the
+	// same configuration started afresh (G: its goodput in GPUs' worth,
+	// Ĝ: its best; see the package doc): another job takes its place, or
+	// it is reshaped, only when that gains more than the work the restart
+	// loses over Horizon, and γ0 besides. Zero: DefaultHorizon.
+	Horizon time.Duration
+	// MinRunTime is how long a job that an epoch started, moved or
+	// reshaped (as Carry.Since records) is held there: while it has run
+	// less, its present configuration is worth twice as much to the
+	// market, so only a job of more than twice its weight takes its place.
+	// Zero: DefaultMinRunTime; a negative value turns the hold off.
+	MinRunTime time.Duration
+	// ReserveAfter is how long a job may wait (since its Arrival, or since
+	// its preemption as Carry.Since records) before GPUs are held for it,
+	// as a backfill scheduler does: from then on, the oldest such jobs
+	// (highest priority first) each have GPUs where they fit, which no
+	// other job may start on; each starts there as soon as the jobs that
+	// run there finish or leave. So a gang is not overtaken forever by
+	// smaller jobs that keep arriving. Zero: DefaultReserveAfter; a
+	// negative value turns reservations off.
+	ReserveAfter time.Duration
 
 	// Pinned is for hosts that can neither move nor stop a running job
 	// (Slurm 22.05 never takes a GPU from a job's GRES; see
@@ -161,6 +202,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, bad("Delta", c.Delta, fmt.Sprintf("a number in (0, %d] (0 for the default)", MaxDelta))
 	case c.Rounds < 0 || c.Rounds > MaxRounds:
 		return c, bad("Rounds", c.Rounds, fmt.Sprintf("[1, %d] (0 for the default)", MaxRounds))
+	case c.RestartTime < 0:
+		return c, bad("RestartTime", c.RestartTime, "a duration ≥ 0 (0 for the default)")
+	case c.Horizon < 0:
+		return c, bad("Horizon", c.Horizon, "a duration ≥ 0 (0 for the default)")
 	case !inRange(c.PenaltyDecay, 1):
 		return c, bad("PenaltyDecay", c.PenaltyDecay, "a number in (0, 1] (0 for the default)")
 	case c.LoudProbes < 0 || c.LoudProbes > placement.MaxLoudProbes:
@@ -186,6 +231,14 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.PenaltyDecay, DefaultPenaltyDecay)
 	if c.Rounds == 0 {
 		c.Rounds = DefaultRounds
+	}
+	for _, d := range []struct {
+		x *time.Duration
+		d time.Duration
+	}{{&c.RestartTime, DefaultRestartTime}, {&c.Horizon, DefaultHorizon}, {&c.MinRunTime, DefaultMinRunTime}, {&c.ReserveAfter, DefaultReserveAfter}} {
+		if *d.x == 0 {
+			*d.x = d.d
+		}
 	}
 	if c.LoudProbes == 0 && c.Placer == nil {
 		c.LoudProbes = placement.DefaultLoudProbes

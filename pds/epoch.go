@@ -75,25 +75,33 @@ type epoch struct {
 	// 0: none); each pair links to the next of each of its jobs.
 	apartFirst, apartLast []int32
 
-	best      result // the best feasible plan so far
-	cur       result // the round in progress
-	alt       result // a local round (see localRound)
-	pinBack   []bool // per job: put back as the State has it (see pin)
-	pinForce  []bool // per job: pin puts it back whatever the placer did
-	localFam  []int32
-	prev      result // the last placement, where the next one starts
-	hasPrev   bool
-	settled   bool   // the last round had no violation
-	keptOld   []bool // per job: kept its running configuration after its new one found no room
-	same      []bool // per job: runs in the best plan as the State has it (see plan)
-	violated  []bool // per job: in a violating pair in the last round
-	gone      []bool // per job: deferred in violationCost's count
-	acc       account
-	itemFam   []int32 // family index of each placement item
-	itemJob   []int32 // job of each placement item
-	resOff    []int32
-	resJobs   []int32
-	viol      []violation
+	best     result // the best feasible plan so far
+	cur      result // the round in progress
+	alt      result // a local round (see localRound)
+	pinBack  []bool // per job: put back as the State has it (see pin)
+	pinForce []bool // per job: pin puts it back whatever the placer did
+	localFam []int32
+	prev     result // the last placement, where the next one starts
+	hasPrev  bool
+	settled  bool   // the last round had no violation
+	keptOld  []bool // per job: kept its running configuration after its new one found no room
+	same     []bool // per job: runs in the best plan as the State has it (see plan)
+	violated []bool // per job: in a violating pair in the last round
+	gone     []bool // per job: deferred in violationCost's count
+	acc      account
+	itemFam  []int32 // family index of each placement item
+	itemJob  []int32 // job of each placement item
+	resOff   []int32
+	resJobs  []int32
+	viol     []violation
+	// Reservations (see reserve): resvJob[j] is 1 + the index in resv of
+	// job j's, or 0; resvGPU marks the held GPUs; placeCl is the cluster
+	// the placer sees (nil: the State's).
+	resv      []reservation
+	resvJob   []int32
+	resvGPU   []bool
+	resvSlab  []elastico.GPURef
+	placeCl   *elastico.Cluster
 	stats     elastico.Stats
 	truncated bool
 }
@@ -109,6 +117,12 @@ type jobState struct {
 	curOpt  int32           // flat index of the running configuration's option, -1
 	minOpt  int32           // flat index of its smallest option, -1
 	rmin    elastico.Vector // R_min over its feasible options
+	// scale is what the job's best option here is worth: its weight times
+	// its size in GPUs' worth of work (see jobOptions). Its options' G̃ and
+	// penalties are fractions of it.
+	scale float64
+	// keep is what its present option is worth beyond G̃ (keepBonus).
+	keep float64
 	// infeasible holds why no configuration can run (Infeasible).
 	infeasible []string
 }
@@ -150,7 +164,7 @@ func resize[T any](s []T, n int) []T {
 }
 
 func (e *epoch) release() {
-	e.st, e.req.Cluster = nil, nil
+	e.st, e.req.Cluster, e.placeCl = nil, nil, nil
 	clear(e.jobs)
 	clear(e.items)
 	clear(e.best.gpus)
@@ -260,6 +274,7 @@ func (e *epoch) run(ctx context.Context) (*elastico.Plan, error) {
 	if err := e.resolve(ctx); err != nil {
 		return nil, err
 	}
+	e.hold()
 	return e.plan(), nil
 }
 
@@ -311,8 +326,11 @@ func (e *epoch) statusQuo() {
 // context cut it short.
 func (e *epoch) round(ctx context.Context, m int, prices *elastico.Vector) (bool, error) {
 	t := e.s.cfg.Clock()
-	for o := range e.options {
-		e.options[o].Penalty = e.base[o] + e.learned[o]
+	for _, j := range e.bidJob {
+		js := &e.jobs[j]
+		for o := js.first; o < js.first+js.n; o++ {
+			e.options[o].Penalty = js.scale * (e.base[o] + e.learned[o])
+		}
 	}
 	e.market.Prices = *prices
 	var err error
@@ -475,7 +493,7 @@ func (e *epoch) bestResponse(j int32, lambda *elastico.Vector) int32 {
 options:
 	for o := js.first; o < js.first+js.n; o++ {
 		opt := &e.options[o]
-		v := w*opt.Goodput - (e.base[o] + e.learned[o])
+		v := w * (opt.Goodput - e.base[o] - e.learned[o])
 		for r, d := range opt.Demand {
 			if d > 0 {
 				if !(capc[r] > 0) {
@@ -488,7 +506,7 @@ options:
 			best, bestV = o, v
 		}
 	}
-	if best < 0 && js.running && js.curOpt >= 0 && w*e.options[js.curOpt].Goodput-(e.base[js.curOpt]+e.learned[js.curOpt]) > 0 {
+	if best < 0 && js.running && js.curOpt >= 0 && e.options[js.curOpt].Goodput-e.base[js.curOpt]-e.learned[js.curOpt] > 0 {
 		best = js.curOpt
 	}
 	switch {
@@ -529,7 +547,10 @@ func (e *epoch) buildItems(fam func(int) int32) {
 		js := &e.jobs[j]
 		e.jobItem[j] = int32(len(e.items))
 		cur := js.curGPUs
-		if e.hasPrev && e.prev.gpus[j] != nil && (j >= len(e.violated) || !e.violated[j]) {
+		if held := e.heldFor(j); held != nil && !js.running {
+			// It starts on the GPUs held for it.
+			cur = held
+		} else if e.hasPrev && e.prev.gpus[j] != nil && (j >= len(e.violated) || !e.violated[j]) {
 			// Sticky to the last round's placement: most jobs are where
 			// they were, so the placer keeps them there at little cost.
 			cur = e.prev.gpus[j]
@@ -554,7 +575,11 @@ func (e *epoch) buildItems(fam func(int) int32) {
 	default:
 		pred = placerPredictor{&e.memo, 1}
 	}
-	e.req = elastico.PlacementRequest{Cluster: &e.st.Cluster, Items: e.items, Predictor: pred}
+	cl := e.placeCl
+	if cl == nil {
+		cl = &e.st.Cluster
+	}
+	e.req = elastico.PlacementRequest{Cluster: cl, Items: e.items, Predictor: pred}
 }
 
 // takePlacement turns the placer's answer into a result, checking that it

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/elastico/elastico"
 )
@@ -123,6 +124,8 @@ func render(st *elastico.State, p *elastico.Plan) string {
 type change struct {
 	Remove []string
 	Add    []elastico.Job
+	// Advance moves Now on (a time.ParseDuration string; zero: Now stays).
+	Advance string
 }
 
 func TestScenarios(t *testing.T) {
@@ -171,6 +174,13 @@ func TestScenarios(t *testing.T) {
 						t.Fatalf("%s: next: %v", file, err)
 					}
 					st = apply(st, plan)
+					if c.Advance != "" {
+						d, err := time.ParseDuration(c.Advance)
+						if err != nil {
+							t.Fatalf("%s: next: Advance: %v", file, err)
+						}
+						st.Now = st.Now.Add(d)
+					}
 					st.Jobs = slices.DeleteFunc(st.Jobs, func(j elastico.Job) bool { return slices.Contains(c.Remove, j.ID) })
 					st.Jobs = append(st.Jobs, c.Add...)
 				case "want":

@@ -298,7 +298,7 @@ func (e *epoch) resolve(ctx context.Context) error {
 		e.best, *nr = *nr, e.best
 	}
 	b := &e.best
-	for len(e.viol) > 0 && e.deferNewcomers() {
+	for len(e.viol) > 0 && e.deferNewcomers(b) {
 		// Under Config.Pinned a running job is put back as the State has
 		// it rather than deferred; that may make others wait, or meet a
 		// new neighbour: check again.
@@ -310,12 +310,11 @@ func (e *epoch) resolve(ctx context.Context) error {
 	return nil
 }
 
-// deferNewcomers defers the newcomer of every violating pair left in the
-// best plan. Under Config.Pinned a running newcomer is not deferred but
+// deferNewcomers defers the newcomer of every violating pair left in
+// plan b (e.viol). Under Config.Pinned a running newcomer is not deferred but
 // marked to be put back where it ran (pinForce); it reports whether one
 // was.
-func (e *epoch) deferNewcomers() (putBack bool) {
-	b := &e.best
+func (e *epoch) deferNewcomers(b *result) (putBack bool) {
 	for _, v := range e.viol {
 		if b.gpus[v.victim] == nil || b.gpus[v.aggressor] == nil {
 			continue

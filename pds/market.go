@@ -78,7 +78,7 @@ func (e *epoch) buildMarket() {
 
 	// The bidders, and the jobs' R_min added up in the State's order.
 	e.bidJob = e.bidJob[:0]
-	var queue, held elastico.Vector
+	var queue elastico.Vector
 	for j := range e.jobs {
 		js := &e.jobs[j]
 		if js.n == 0 {
@@ -86,9 +86,7 @@ func (e *epoch) buildMarket() {
 		}
 		js.bidder = int32(len(e.bidJob))
 		e.bidJob = append(e.bidJob, int32(j))
-		if js.running {
-			held = held.Add(js.rmin)
-		} else {
+		if !js.running {
 			queue = queue.Add(js.rmin)
 		}
 	}
@@ -100,47 +98,54 @@ func (e *epoch) buildMarket() {
 	}
 	e.tau = e.cfg.Tolerance.At(e.q)
 
-	// Reservation (Eq. 12). γ·R_min of each job is held for that job: the
-	// market sees C_eff = C − γ·Σ R_min and each option's demand less the
-	// job's own γ·R_min, so whatever it admits within C_eff fits C, and
-	// deferring a job frees only what lies above its reservation. For a
-	// waiting job this is Eq. 12: its reservation stays free for it, and
-	// admitting it at its smallest configuration is cheap. Eq. 12 reserves
-	// for waiting jobs only; then the market would evict a running job for
-	// a waiting one of equal value, and the next epoch evict it back. A
-	// running job's reservation changes nothing while it runs (the same
-	// amount leaves both sides) and makes evicting it as unattractive as
-	// admitting a waiting job is attractive. When Σ R_min exceeds C, every
-	// reservation shrinks in proportion: at most γ·C is held.
+	// Reservation (Eq. 12): γ·R_min of waiting jobs is held back from the
+	// market (C_eff = C − γ·Σ R_min), and admit spends it on the waiting
+	// jobs the market deferred, at their smallest configurations: running
+	// jobs cannot grow into the whole cluster while jobs wait. It is held
+	// only for the waiting jobs whose R_min fits what the running jobs
+	// leave free where they run (in admission order): holding more would
+	// push a running job out for a waiting one (a reservation of a ninth of
+	// a GPU made an 8-GPU gang on 8 GPUs give way to a waiting 1-GPU job),
+	// and a job that fits only if running jobs shrink gets its room from
+	// the market, by its worth, or not at all. A job's own hold is taken
+	// off its options' demand, so that whatever the market admits within
+	// C_eff fits C; held for every waiting job, that made every waiting job
+	// look cheaper than a running one of equal worth, and the market
+	// swapped them.
 	gamma := e.cfg.Reservation
 	if e.cfg.Ablation.NoReservation {
 		gamma = 0
 	}
-	all := queue.Add(held)
-	var scale elastico.Vector
-	for r := range scale {
-		scale[r] = gamma
-		if all[r] > e.capacity[r] {
-			scale[r] = gamma * e.capacity[r] / all[r]
-		}
-		e.effCap[r] = max(0, e.capacity[r]-scale[r]*all[r])
-	}
+	e.waitingOrder()
+	e.reserve()
+	var held elastico.Vector
 	if gamma > 0 {
-		chunk.Do(n, chunk.Count(n), func(_, lo, hi int) {
-			for j := lo; j < hi; j++ {
-				js := &e.jobs[j]
-				var own elastico.Vector
-				for r := range own {
-					own[r] = scale[r] * js.rmin[r]
-				}
-				for o := js.first; o < js.first+js.n; o++ {
-					d := &e.options[o].Demand
-					for r := range d {
-						d[r] = max(0, d[r]-own[r])
-					}
+		free := e.capacity
+		for j := range e.jobs {
+			if js := &e.jobs[j]; js.curOpt >= 0 {
+				free = free.Sub(e.real[js.curOpt])
+			}
+		}
+		for _, j := range e.waiting {
+			js := &e.jobs[j]
+			if js.n == 0 || !js.rmin.LessEq(free) {
+				continue
+			}
+			free = free.Sub(js.rmin)
+			own := js.rmin.Scale(gamma)
+			held = held.Add(own)
+			// The job's own hold is not in its way: its options demand
+			// that much less of C_eff.
+			for o := js.first; o < js.first+js.n; o++ {
+				d := &e.options[o].Demand
+				for r := range d {
+					d[r] = max(0, d[r]-own[r])
 				}
 			}
-		})
+		}
+	}
+	for r := range e.effCap {
+		e.effCap[r] = max(0, e.capacity[r]-held[r])
 	}
 
 	// Γ's interference term: predictions, so timed as interference.
@@ -151,14 +156,12 @@ func (e *epoch) buildMarket() {
 		e.since(t, &e.stats.Interference)
 	}
 
-	e.waitingOrder()
-
 	// The market, its bidders' options sliced from the flat array.
 	e.market.Capacity = e.effCap
 	e.market.Bidders = grow(e.market.Bidders, len(e.bidJob))
 	for b, j := range e.bidJob {
 		js := &e.jobs[j]
-		e.market.Bidders[b] = elastico.Bidder{Weight: js.job.EffectiveWeight(), Options: e.options[js.first : js.first+js.n : js.first+js.n]}
+		e.market.Bidders[b] = elastico.Bidder{Weight: js.scale, Options: e.options[js.first : js.first+js.n : js.first+js.n]}
 	}
 }
 
@@ -254,15 +257,52 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string) {
 			opts[x].Goodput /= gmax
 		}
 	}
-	w := job.EffectiveWeight()
+	// The job's worth counts its work (see the package doc): G̃ in GPUs'
+	// worth of its most efficient configuration here, so that a gang that
+	// makes eight GPUs' worth of progress is worth eight one-GPU jobs.
+	perGPU := 0.0
+	for x := range opts {
+		perGPU = max(perGPU, opts[x].Goodput/float64(job.Family[e.optFam[a+int32(x)]].Demand.GPUs))
+	}
+	size := 1.0
+	if perGPU > 0 {
+		size = 1 / perGPU
+	}
+	js.scale = job.EffectiveWeight() * size
 	rmin := opts[0].Demand
 	for x := range opts {
-		e.famVal[e.memo.base[j]+uint32(e.optFam[a+int32(x)])] = w * opts[x].Goodput
+		e.famVal[e.memo.base[j]+uint32(e.optFam[a+int32(x)])] = js.scale * opts[x].Goodput
 		for r := range rmin {
 			rmin[r] = min(rmin[r], opts[x].Demand[r])
 		}
 	}
 	js.rmin = rmin
+	if js.curOpt >= 0 {
+		// Keeping a running job where it runs saves its restart (see
+		// Config.Horizon and MinRunTime): its present option is worth that
+		// much more.
+		o := &e.options[js.curOpt]
+		js.keep = e.keepBonus(js, o.Goodput)
+		o.Goodput += js.keep
+	}
+}
+
+// keepBonus is what keeping running job js as it runs is worth beyond its
+// goodput g there, per unit of its scale: the work its restart would lose
+// over the horizon, and γ0; twice g besides while it is held for
+// MinRunTime.
+func (e *epoch) keepBonus(js *jobState, g float64) float64 {
+	restart := js.job.RestartTime
+	if restart == 0 {
+		restart = e.cfg.RestartTime
+	}
+	b := e.cfg.SwitchingCost + g*restart.Seconds()/e.cfg.Horizon.Seconds()
+	if e.cfg.MinRunTime > 0 {
+		if t, ok := e.st.Carry.Since[js.job.ID]; ok && e.st.Now.Sub(t) < e.cfg.MinRunTime {
+			b += g
+		}
+	}
+	return b
 }
 
 // nearTolerance is how close to τ (as a fraction of τ − 1) a running
@@ -371,6 +411,7 @@ func (e *epoch) asBefore(r *result, g int32, on []int32) bool {
 // capacity C; then running jobs the market deferred keep running where
 // what is left still holds them.
 func (e *epoch) admit() {
+	e.admitHeld()
 	if e.cfg.Ablation.NoReservation {
 		return
 	}
@@ -393,17 +434,19 @@ func (e *epoch) admit() {
 			free = free.Sub(d)
 		}
 	}
-	for _, j := range e.waiting {
-		js := &e.jobs[j]
-		take(js, js.minOpt)
-	}
-	// What the reservation held back and no waiting job could use is not
-	// worth a preemption: a running job the market deferred keeps its
-	// configuration if it still fits (in the State's order).
+	// A running job the market deferred keeps its configuration first, if
+	// it still fits (in the State's order): the market found no job worth
+	// its place beyond what a restart costs (see keepBonus), and a waiting
+	// job of equal worth taking the headroom instead would only swap the
+	// two, and swap them back the next epoch.
 	for j := range e.jobs {
 		if js := &e.jobs[j]; js.running {
 			take(js, js.curOpt)
 		}
+	}
+	for _, j := range e.waiting {
+		js := &e.jobs[j]
+		take(js, js.minOpt)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/internal/sets"
@@ -39,7 +40,7 @@ func (e *epoch) plan() *elastico.Plan {
 			if b.gpus[j] != nil {
 				nStart++
 			}
-		case e.unchanged(int32(j)):
+		case e.unchanged(b, int32(j)):
 			e.same[j] = true
 		default:
 			nAssign++
@@ -77,6 +78,9 @@ func (e *epoch) plan() *elastico.Plan {
 		if b.gpus[j] == nil {
 			d.Status = e.whyWaiting(int32(j), reasons[:1:1])
 			reasons = reasons[1:]
+			if why := e.heldReason(j); why != "" {
+				d.Status.Reasons = append(slices.Clip(d.Status.Reasons), why)
+			}
 			if js.running {
 				pre = append(pre, elastico.Action{Kind: elastico.Preempt, JobID: job.ID, From: cut(job.Running)})
 			}
@@ -122,11 +126,11 @@ func (e *epoch) plan() *elastico.Plan {
 }
 
 // unchanged reports whether running job j keeps its configuration and GPUs
-// in the best plan.
-func (e *epoch) unchanged(j int32) bool {
+// in plan r.
+func (e *epoch) unchanged(r *result, j int32) bool {
 	js := &e.jobs[j]
-	gs := e.best.gpus[j]
-	if gs == nil || e.best.choice[j] != js.cur || len(gs) != len(js.curGPUs) {
+	gs := r.gpus[j]
+	if gs == nil || r.choice[j] != js.cur || len(gs) != len(js.curGPUs) {
 		return false
 	}
 	for _, r := range gs {
@@ -249,10 +253,11 @@ type unaffordable struct {
 	waiting bool
 }
 
-// carry returns what the next epoch starts from: the final prices, and
-// the learned penalties decayed.
+// carry returns what the next epoch starts from: the final prices, when
+// jobs' present states began (see sinceMap), and the learned penalties
+// decayed.
 func (e *epoch) carry() elastico.Carry {
-	c := elastico.Carry{Prices: e.best.prices}
+	c := elastico.Carry{Prices: e.best.prices, Since: e.sinceMap()}
 	// The jobs that carry a penalty are counted first, so that the map is
 	// made at its size: at scale they are thousands, and growing the map
 	// to them was a measurable part of the plan.
@@ -286,4 +291,34 @@ func (e *epoch) carry() elastico.Carry {
 		}
 	}
 	return c
+}
+
+// sinceMap returns Carry.Since for the next epoch: Now for every job this
+// plan starts, moves, reshapes or preempts; the State's entry for every
+// other job that still needs one (a running job held for MinRunTime, a
+// waiting job preempted earlier). A running job that has run MinRunTime
+// needs none, so the map holds the recent changes, not every job.
+func (e *epoch) sinceMap() map[string]time.Time {
+	var m map[string]time.Time
+	put := func(id string, t time.Time) {
+		if m == nil {
+			m = make(map[string]time.Time)
+		}
+		m[id] = t
+	}
+	now := e.st.Now
+	for j := range e.jobs {
+		js := &e.jobs[j]
+		runs := e.best.gpus[j] != nil
+		switch {
+		case js.running && !e.same[j], !js.running && runs:
+			put(js.job.ID, now)
+		default:
+			t, ok := e.st.Carry.Since[js.job.ID]
+			if ok && (!runs || now.Sub(t) < e.cfg.MinRunTime) {
+				put(js.job.ID, t)
+			}
+		}
+	}
+	return m
 }

@@ -29,6 +29,7 @@ func TestNewDefaults(t *testing.T) {
 	want := Config{
 		Tolerance: iac.DefaultTolerance, Reservation: DefaultReservation, Alpha: DefaultAlpha,
 		SwitchingCost: DefaultSwitchingCost, Delta: DefaultDelta, Rounds: DefaultRounds, PenaltyDecay: DefaultPenaltyDecay,
+		RestartTime: DefaultRestartTime, Horizon: DefaultHorizon, MinRunTime: DefaultMinRunTime, ReserveAfter: DefaultReserveAfter,
 		LoudProbes: placement.DefaultLoudProbes,
 	}
 	if diff := cmp.Diff(want, c, cmpopts.IgnoreFields(Config{}, "Clock")); diff != "" {

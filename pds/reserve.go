@@ -1,0 +1,210 @@
+package pds
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/elastico/elastico"
+)
+
+// maxReservations bounds how many waiting jobs hold GPUs at once: the
+// oldest (highest priority first) are served in turn, and choosing each
+// one's GPUs is a pass over the cluster.
+const maxReservations = 64
+
+// reservation is GPUs held for a waiting job that has waited
+// Config.ReserveAfter (see reserve).
+type reservation struct {
+	job  int32
+	opt  int32 // the option it starts under: its smallest
+	gpus []elastico.GPURef
+	// fits: the GPUs have room for it now, beside the jobs still on them.
+	fits bool
+}
+
+// reserve holds GPUs for the jobs that have waited Config.ReserveAfter
+// (since their Arrival, or since their preemption as Carry.Since records),
+// as a backfill scheduler holds nodes for the jobs at the head of its
+// queue: otherwise a gang waits forever while smaller jobs, arriving
+// later, take each GPU as it frees up. In admission order, up to
+// maxReservations jobs each get the GPUs that would hold their smallest
+// configuration with the fewest jobs on them now (on one node unless the
+// job allows Spread). Until those jobs leave, no other job starts on the
+// held GPUs (the placer sees them full: placeCluster); once the job fits
+// there, it starts there, ahead of the market's choice. Jobs already on
+// the GPUs are not displaced for it: the bound on its wait is ReserveAfter
+// plus the time the jobs on its GPUs still run.
+func (e *epoch) reserve() {
+	e.resv = e.resv[:0]
+	e.resvJob = grow(e.resvJob, len(e.jobs))
+	e.resvGPU = grow(e.resvGPU, e.ngpu)
+	e.resvSlab = e.resvSlab[:0]
+	e.placeCl = nil
+	if e.cfg.ReserveAfter < 0 {
+		return
+	}
+	for _, j := range e.waiting {
+		if len(e.resv) == maxReservations {
+			break
+		}
+		js := &e.jobs[j]
+		if js.n == 0 || js.minOpt < 0 {
+			continue
+		}
+		since, ok := e.st.Carry.Since[js.job.ID]
+		if !ok {
+			since = js.job.Arrival
+		}
+		if e.st.Now.Sub(since) < e.cfg.ReserveAfter {
+			continue
+		}
+		p := &js.job.Family[e.optFam[js.minOpt]]
+		gs, fits := e.heldGPUs(p, js.job.Spread)
+		if gs == nil {
+			continue
+		}
+		for _, r := range gs {
+			e.resvGPU[e.global(r)] = true
+		}
+		e.resvJob[j] = int32(len(e.resv)) + 1
+		e.resv = append(e.resv, reservation{job: j, opt: js.minOpt, gpus: gs, fits: fits})
+	}
+	if len(e.resv) > 0 {
+		e.closeHeld()
+	}
+}
+
+// heldGPUs chooses the GPUs to hold for configuration p: p.Demand.GPUs
+// GPUs not yet held, each with the memory for a replica, on one node
+// (unless spread) and with the fewest jobs on them now; nil if there are
+// none. fits reports whether the replicas have room there now.
+func (e *epoch) heldGPUs(p *elastico.Profile, spread bool) (gs []elastico.GPURef, fits bool) {
+	d := &p.Demand
+	type cand struct {
+		g    int32
+		jobs int
+	}
+	var best []cand
+	bestCost := -1
+	var all []cand
+	for n := range e.st.Cluster.Nodes {
+		var on []cand
+		for k := range e.st.Cluster.Nodes[n].GPUs {
+			g := e.nodeFirst[n] + int32(k)
+			if hw := e.gpuOf(g); e.resvGPU[g] || hw.Memory < d.GPUMemory {
+				continue
+			}
+			on = append(on, cand{g, int(e.curOff[g+1] - e.curOff[g])})
+		}
+		if spread {
+			all = append(all, on...)
+			continue
+		}
+		if len(on) < d.GPUs {
+			continue
+		}
+		slices.SortStableFunc(on, func(a, b cand) int { return cmp.Compare(a.jobs, b.jobs) })
+		cost := 0
+		for _, c := range on[:d.GPUs] {
+			cost += c.jobs
+		}
+		if bestCost < 0 || cost < bestCost {
+			best, bestCost = on[:d.GPUs], cost
+		}
+	}
+	if spread {
+		if len(all) < d.GPUs {
+			return nil, false
+		}
+		slices.SortStableFunc(all, func(a, b cand) int { return cmp.Compare(a.jobs, b.jobs) })
+		best = all[:d.GPUs]
+	}
+	if best == nil {
+		return nil, false
+	}
+	start := len(e.resvSlab)
+	fits = true
+	for _, c := range best {
+		e.resvSlab = append(e.resvSlab, e.ref(c.g))
+		sm, mem, jobs := e.used(c.g)
+		hw := e.gpuOf(c.g)
+		if over(sm+d.SM, e.overs) || over(mem+d.GPUMemory, hw.Memory) || !hw.Shared && jobs > 0 {
+			fits = false
+		}
+	}
+	return e.resvSlab[start:len(e.resvSlab):len(e.resvSlab)], fits
+}
+
+// used is the SM share and memory the jobs on GPU g use now, and how many
+// they are.
+func (e *epoch) used(g int32) (sm, mem float64, jobs int) {
+	for _, j := range e.curRes[e.curOff[g]:e.curOff[g+1]] {
+		js := &e.jobs[j]
+		if js.cur < 0 {
+			continue
+		}
+		d := &js.job.Family[js.cur].Demand
+		sm += d.SM
+		mem += d.GPUMemory
+		jobs++
+	}
+	return sm, mem, jobs
+}
+
+// closeHeld makes placeCluster: the State's cluster with every held GPU's
+// memory cut to what its jobs use now (plus, where the reservation fits,
+// its job's replica), so that the placer starts no other job there.
+func (e *epoch) closeHeld() {
+	cl := e.st.Cluster
+	cl.Nodes = slices.Clone(cl.Nodes)
+	copied := make(map[int]bool)
+	for _, rv := range e.resv {
+		d := &e.jobs[rv.job].job.Family[e.optFam[rv.opt]].Demand
+		for _, r := range rv.gpus {
+			if !copied[r.Node] {
+				cl.Nodes[r.Node].GPUs = slices.Clone(cl.Nodes[r.Node].GPUs)
+				copied[r.Node] = true
+			}
+			_, mem, _ := e.used(e.global(r))
+			if rv.fits {
+				mem += d.GPUMemory
+			}
+			hw := &cl.Nodes[r.Node].GPUs[r.GPU]
+			hw.Memory = min(hw.Memory, mem)
+		}
+	}
+	e.placeCl = &cl
+}
+
+// admitHeld gives each job whose held GPUs have room its option there,
+// whatever the market chose for it.
+func (e *epoch) admitHeld() {
+	for _, rv := range e.resv {
+		if js := &e.jobs[rv.job]; rv.fits && js.bidder >= 0 {
+			e.choice[js.bidder] = rv.opt - js.first
+		}
+	}
+}
+
+// heldFor returns the GPUs held for job j, or nil.
+func (e *epoch) heldFor(j int) []elastico.GPURef {
+	if len(e.resv) == 0 || e.resvJob[j] == 0 {
+		return nil
+	}
+	return e.resv[e.resvJob[j]-1].gpus
+}
+
+// heldReason says why a job with held GPUs still waits.
+func (e *epoch) heldReason(j int) string {
+	gs := e.heldFor(j)
+	if gs == nil {
+		return ""
+	}
+	ids := make([]string, len(gs))
+	for k, r := range gs {
+		ids[k] = e.st.Cluster.Nodes[r.Node].GPUs[r.GPU].ID
+	}
+	return fmt.Sprintf("GPUs %s are held for it (it has waited %v or more): no other job starts there, and it starts there when the jobs on them leave", strings.Join(ids, ","), e.cfg.ReserveAfter)
+}
