@@ -101,6 +101,8 @@ type epoch struct {
 	resvJob   []int32
 	resvGPU   []bool
 	resvSlab  []elastico.GPURef
+	cand      []heldCand // scratch of heldGPUs
+	candBest  []heldCand
 	placeCl   *elastico.Cluster
 	stats     elastico.Stats
 	truncated bool

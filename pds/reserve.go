@@ -82,51 +82,46 @@ func (e *epoch) reserve() {
 // none. fits reports whether the replicas have room there now.
 func (e *epoch) heldGPUs(p *elastico.Profile, spread bool) (gs []elastico.GPURef, fits bool) {
 	d := &p.Demand
-	type cand struct {
-		g    int32
-		jobs int
-	}
-	var best []cand
+	byJobs := func(a, b heldCand) int { return cmp.Compare(a.jobs, b.jobs) }
+	// Candidates of one node (or, spread, of all) in e.cand; the best set
+	// so far in e.candBest.
+	e.candBest = e.candBest[:0]
 	bestCost := -1
-	var all []cand
+	e.cand = e.cand[:0]
 	for n := range e.st.Cluster.Nodes {
-		var on []cand
+		if !spread {
+			e.cand = e.cand[:0]
+		}
 		for k := range e.st.Cluster.Nodes[n].GPUs {
 			g := e.nodeFirst[n] + int32(k)
 			if hw := e.gpuOf(g); e.resvGPU[g] || hw.Memory < d.GPUMemory {
 				continue
 			}
-			on = append(on, cand{g, int(e.curOff[g+1] - e.curOff[g])})
+			e.cand = append(e.cand, heldCand{g, int(e.curOff[g+1] - e.curOff[g])})
 		}
-		if spread {
-			all = append(all, on...)
+		if spread || len(e.cand) < d.GPUs {
 			continue
 		}
-		if len(on) < d.GPUs {
-			continue
-		}
-		slices.SortStableFunc(on, func(a, b cand) int { return cmp.Compare(a.jobs, b.jobs) })
+		slices.SortStableFunc(e.cand, byJobs)
 		cost := 0
-		for _, c := range on[:d.GPUs] {
+		for _, c := range e.cand[:d.GPUs] {
 			cost += c.jobs
 		}
 		if bestCost < 0 || cost < bestCost {
-			best, bestCost = on[:d.GPUs], cost
+			e.candBest = append(e.candBest[:0], e.cand[:d.GPUs]...)
+			bestCost = cost
 		}
 	}
-	if spread {
-		if len(all) < d.GPUs {
-			return nil, false
-		}
-		slices.SortStableFunc(all, func(a, b cand) int { return cmp.Compare(a.jobs, b.jobs) })
-		best = all[:d.GPUs]
+	if spread && len(e.cand) >= d.GPUs {
+		slices.SortStableFunc(e.cand, byJobs)
+		e.candBest = append(e.candBest[:0], e.cand[:d.GPUs]...)
 	}
-	if best == nil {
+	if len(e.candBest) == 0 {
 		return nil, false
 	}
 	start := len(e.resvSlab)
 	fits = true
-	for _, c := range best {
+	for _, c := range e.candBest {
 		e.resvSlab = append(e.resvSlab, e.ref(c.g))
 		sm, mem, jobs := e.used(c.g)
 		hw := e.gpuOf(c.g)
@@ -135,6 +130,12 @@ func (e *epoch) heldGPUs(p *elastico.Profile, spread bool) (gs []elastico.GPURef
 		}
 	}
 	return e.resvSlab[start:len(e.resvSlab):len(e.resvSlab)], fits
+}
+
+// heldCand is a GPU that could be held, with the jobs on it now.
+type heldCand struct {
+	g    int32
+	jobs int
 }
 
 // used is the SM share and memory the jobs on GPU g use now, and how many
