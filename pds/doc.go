@@ -23,12 +23,35 @@
 // whose new configuration finds no room keeps its old one where it runs
 // when that still fits, rather than being preempted.
 //
+// # What the market maximizes, and what holds it still
+//
+// A job's configuration is worth w·G̃·s: its weight w (Job.Weight), its
+// normalized goodput G̃ and its size s, the goodput of its best
+// configuration in GPUs' worth of its most efficient one. So an 8-GPU
+// gang that scales linearly is worth 8, a 1-GPU job 1, and a job of
+// weight 2 twice one of weight 1 on the same work. Job.Priority only
+// orders the waiting queue (admission and reservations); it never
+// displaces a running job.
+//
+// A running job's present configuration, where it runs, is worth more by
+// what a displacement would cost: γ0 plus the work its restart
+// (Job.RestartTime, else Config.RestartTime) loses over Config.Horizon,
+// and twice its worth while it has run less than Config.MinRunTime since
+// the epoch that started or changed it (Carry.Since). Deferred running
+// jobs keep their places before waiting jobs are admitted, and a final
+// pass (hold) keeps every running job where it runs unless the plan's
+// displacements gain more than they cost. A job that has waited
+// Config.ReserveAfter has GPUs held for it, as a backfill scheduler
+// holds them: no other job starts there, and it starts when the jobs on
+// them leave. With nothing changing, a host that applies each Plan sees
+// no job displaced twice and none restored (TestStableOverTime,
+// FuzzEpochOverTime, and the scenarios of stability_test.go).
+//
 // Departures from the paper, each for a reason found in testing:
 //
-//   - The reservation of Eq. 12 is held for running jobs as well as waiting
-//     ones. Reserved for waiting jobs only, it made the market evict a
-//     running job for a waiting one of equal value, and evict it back the
-//     next epoch.
+//   - The reservation of Eq. 12 is held only for waiting jobs that fit
+//     what the running jobs leave free: held beyond it, it pushed running
+//     jobs out (an 8-GPU gang gave way to a waiting 1-GPU job).
 //   - The default placer keeps jobs off GPUs whose residents are predicted
 //     above τ(t) (placement.Config.MaxSlowdown) from the second round on;
 //     in the first round such a GPU is a last resort, so that a violation
