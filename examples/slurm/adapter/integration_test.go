@@ -155,9 +155,6 @@ func TestSlurm(t *testing.T) {
 			a.Close()
 		}
 	}
-	stop := startAdapter()
-	t.Cleanup(func() { stop() }) // before the cluster's cleanup: runs first
-
 	script := func(sleep int) string {
 		return fmt.Sprintf(`r=${SLURM_RESTART_COUNT:-0}
 echo "start $SLURM_JOB_ID $r $(date +%%s.%%N)" >> %[1]s/runs.log
@@ -192,6 +189,10 @@ echo "end $SLURM_JOB_ID $r $(date +%%s.%%N)" >> %[1]s/runs.log`, out, sleep)
 	for _, j := range jobs {
 		byName[j.name] = j
 	}
+	// The adapter starts once every job is in the queue: its first plan
+	// sees the whole workload, however slowly sbatch ran.
+	stop := startAdapter()
+	t.Cleanup(func() { stop() }) // before the cluster's cleanup: runs first
 
 	slurmJobs := func() map[int]Job {
 		js, err := cli.Jobs(context.Background())
@@ -208,6 +209,9 @@ echo "end $SLURM_JOB_ID $r $(date +%%s.%%N)" >> %[1]s/runs.log`, out, sleep)
 		b, _ := os.ReadFile(filepath.Join(out, "runs.log"))
 		return strings.Split(strings.TrimSpace(string(b)), "\n")
 	}
+	// The bounds below are far above what an idle machine needs (the
+	// whole test takes about 20 s after Slurm is up): they only stop a hung
+	// test. A loaded machine is slow, never wrong.
 	waitUntil := func(what string, limit time.Duration, ok func() bool) {
 		t.Helper()
 		deadline := time.Now().Add(limit)
@@ -221,7 +225,7 @@ echo "end $SLURM_JOB_ID $r $(date +%%s.%%N)" >> %[1]s/runs.log`, out, sleep)
 
 	// Mid-run: once some opted-in jobs have started and others still wait,
 	// stop the adapter, restart slurmctld, start a new adapter.
-	waitUntil("three opted-in jobs started", 30*time.Second, func() bool {
+	waitUntil("three opted-in jobs started", 2*time.Minute, func() bool {
 		n := 0
 		for _, l := range runsLog() {
 			f := strings.Fields(l)
@@ -243,9 +247,9 @@ echo "end $SLURM_JOB_ID $r $(date +%%s.%%N)" >> %[1]s/runs.log`, out, sleep)
 	// A second restart in the middle of a reconfiguration (the job stopped,
 	// its new run not yet released), if the plan reconfigures one within
 	// 20 s: the journal says so.
-	journal := filepath.Join(state, "journal.json")
+	journalPath := filepath.Join(state, "journal.json")
 	relaunching := func() bool {
-		b, _ := os.ReadFile(journal)
+		b, _ := os.ReadFile(journalPath)
 		return bytes.Contains(b, []byte(`"Phase": "relaunch"`))
 	}
 	deadline := time.Now().Add(20 * time.Second)
@@ -258,7 +262,7 @@ echo "end $SLURM_JOB_ID $r $(date +%%s.%%N)" >> %[1]s/runs.log`, out, sleep)
 		t.Logf("no reconfiguration within 20 s: no second restart")
 	}
 
-	waitUntil("every runnable job completed", 90*time.Second, func() bool {
+	waitUntil("every runnable job completed", 5*time.Minute, func() bool {
 		m := slurmJobs()
 		if m == nil {
 			return false
@@ -271,10 +275,27 @@ echo "end $SLURM_JOB_ID $r $(date +%%s.%%N)" >> %[1]s/runs.log`, out, sleep)
 		return true
 	})
 	final := slurmJobs()
-	// A few more ticks: the adapter sees the ends, and nothing starts anew.
-	time.Sleep(time.Second)
+	// The adapter sees the ends (its journal, replaced atomically, says
+	// so), and nothing starts anew.
+	waitUntil("the adapter saw every runnable job end", time.Minute, func() bool {
+		jr, err := loadJournal(journalPath)
+		if err != nil {
+			return false
+		}
+		for _, j := range jobs {
+			if r := jr.jobs[j.id]; j.want == "run" && (r == nil || r.Phase != PhaseDone) {
+				return false
+			}
+		}
+		return true
+	})
 	stop()
 	stop = func() {}
+	for id, j := range slurmJobs() {
+		if f := final[id]; j.State != f.State || j.Restarts != f.Restarts {
+			t.Errorf("job %d became %s with %d restarts after it ended %s with %d", id, j.State, j.Restarts, f.State, f.Restarts)
+		}
+	}
 	records := map[int]Record{}
 	for _, r := range adapter.Records() {
 		records[r.SlurmID] = r
@@ -386,9 +407,12 @@ echo "end $SLURM_JOB_ID $r $(date +%%s.%%N)" >> %[1]s/runs.log`, out, sleep)
 			if kind == "shard" {
 				want["SLURM_SHARDS_ON_NODE"] = strconv.Itoa(shards)
 			}
-			// The adapter checked where Slurm put each run; a run Slurm put
-			// on other devices (seen right after a controller restart) must
-			// have been caught, and relaunched.
+			// The adapter checked where Slurm put each run, whenever the
+			// plan reconfigured it: a run Slurm put on other devices (seen
+			// right after a controller restart) must have been caught, and
+			// relaunched. A run the adapter never saw running (it ended
+			// while the adapter was stopped for a restart) is marked so,
+			// and its devices are checked here, from its environment.
 			switch {
 			case l.Placed == "ok":
 			case strings.HasPrefix(l.Placed, "misplaced: ") && i+1 < len(rec.Launches):
@@ -397,8 +421,10 @@ echo "end $SLURM_JOB_ID $r $(date +%%s.%%N)" >> %[1]s/runs.log`, out, sleep)
 				}
 				t.Logf("job %s run %d: Slurm ran it on devices %s (%s); the adapter relaunched it", j.name, i, env["CUDA_VISIBLE_DEVICES"], l.Placed)
 				delete(want, "CUDA_VISIBLE_DEVICES")
+			case strings.HasPrefix(l.Placed, "unverified: "):
+				t.Logf("job %s run %d: %s", j.name, i, l.Placed)
 			default:
-				t.Errorf("job %s run %d: placement %q, want ok (or misplaced and relaunched)", j.name, i, l.Placed)
+				t.Errorf("job %s run %d: placement %q, want ok, misplaced and relaunched, or unverified with the reason", j.name, i, l.Placed)
 			}
 			for k, v := range want {
 				if env[k] != v {
