@@ -505,6 +505,100 @@ echo "end $SLURM_JOB_ID $r $(date +%%s.%%N)" >> %[1]s/runs.log`, out, sleep)
 	t.Logf("adapter log:\n%s", logs)
 }
 
+// lateHold is Slurm seen through a squeue that is a moment old: once
+// armed, Jobs returns its snapshot only after the armed job has started.
+type lateHold struct {
+	*CLI
+	t     *testing.T
+	armed int
+}
+
+func (s *lateHold) Jobs(ctx context.Context) ([]Job, error) {
+	js, err := s.CLI.Jobs(ctx)
+	if id := s.armed; id != 0 && err == nil {
+		s.armed = 0
+		deadline := time.Now().Add(time.Minute)
+		for {
+			now, _ := s.CLI.Jobs(ctx)
+			if k := slices.IndexFunc(now, func(j Job) bool { return j.ID == id }); k >= 0 && now[k].State == "RUNNING" {
+				break
+			}
+			if time.Now().After(deadline) {
+				s.t.Errorf("job %d not running a minute after its release", id)
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return js, err
+}
+
+// TestSlurmReconfigureRacesTheStart is TestReconfigureRacesTheStart on a
+// real slurmctld, made deterministic: the plan reconfigures a job the tick
+// after its release, on a squeue that still shows it pending, and
+// slurmctld has started it by the time the adapter holds it. Slurm 22.05
+// holds the running job without an error; the adapter must see that it
+// runs, check it, and requeue it into the new configuration.
+func TestSlurmReconfigureRacesTheStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real Slurm daemons; run without -short")
+	}
+	c := slurmtest.Start(t, slurmtest.Options{GPUs: 2, ShardsPerGPU: 4, CPUs: 16})
+	id, err := c.Sbatch("--hold", "--comment="+trainSpec, "-o", "/dev/null", "--wrap", "sleep 30")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slurm := &lateHold{CLI: &CLI{Conf: c.Conf}, t: t}
+	logs := &syncBuffer{}
+	gpu1 := []string{"node1/gpu1"}
+	a, err := New(Config{Slurm: slurm, StateDir: t.TempDir(), GPUMemory: 80, Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		Scheduler: &scripted{plan: flip(strconv.Itoa(id), elastico.Assignment{ConfigID: "b128-g1", GPUs: gpu1}, elastico.Assignment{ConfigID: "b256-g1", GPUs: gpu1})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("adapter log:\n%s", logs)
+		}
+	})
+	tick := func() {
+		t.Helper()
+		if _, err := a.Tick(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tick() // GRES set, released
+	slurm.armed = id
+	tick() // the reconfiguration: a hold, too late
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if r := a.Records()[0]; len(r.Launches) == 2 && r.Launches[1].Placed != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no second run checked after 2 minutes: %+v", a.Records()[0])
+		}
+		time.Sleep(300 * time.Millisecond)
+		tick()
+	}
+	type launch struct {
+		Gen, Run int
+		ConfigID string
+		Placed   string
+	}
+	var got []launch
+	for _, l := range a.Records()[0].Launches {
+		got = append(got, launch{l.Gen, l.Run, l.ConfigID, l.Placed})
+	}
+	if want := []launch{{1, 0, "b128-g1", "ok"}, {2, 1, "b256-g1", "ok"}}; !slices.Equal(got, want) {
+		t.Errorf("launches %+v, want %+v", got, want)
+	}
+	if !strings.Contains(logs.String(), "the job started before the hold meant to reconfigure it") {
+		t.Errorf("the hold was not too late: the test did not race")
+	}
+}
+
 func readEnv(t *testing.T, path string) map[string]string {
 	t.Helper()
 	b, err := os.ReadFile(path)
