@@ -270,6 +270,7 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 			continue
 		}
 		if sj.Done() {
+			a.settle(r, sj, "the job ended ("+sj.State+") before the adapter saw the run running")
 			r.Phase, r.End = PhaseDone, sj.State
 			a.log.Info("job ended", "job", id, "state", sj.State, "runs", sj.Restarts+1, "config", r.ConfigID, "gen", r.Gen)
 			if err := a.save(); err != nil {

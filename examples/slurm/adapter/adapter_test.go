@@ -720,3 +720,145 @@ func TestMisplacedRunIsRelaunched(t *testing.T) {
 		t.Errorf("relaunch env = %v", env)
 	}
 }
+
+// flip is a plan that starts the job under from and, once it runs, moves it
+// to to on the same GPUs: a reconfiguration as early as the plan can make
+// it, the tick after the start.
+func flip(id string, from, to elastico.Assignment) func(*elastico.State) *elastico.Plan {
+	return func(st *elastico.State) *elastico.Plan {
+		p := startAs(map[string]elastico.Assignment{id: from})(st)
+		for i, j := range st.Jobs {
+			if j.ID == id && j.Running != nil && j.Running.ConfigID == from.ConfigID {
+				t := to
+				t.GPUs = slices.Clone(to.GPUs)
+				p.Decisions[i].Assignment = &t
+				p.Actions = append(p.Actions, elastico.Action{Kind: elastico.Reconfigure, JobID: id, From: j.Running, To: &t})
+			}
+		}
+		return p
+	}
+}
+
+// TestReconfigureRacesTheStart: the plan reconfigures a job the tick after
+// its start, while squeue still shows it pending, and slurmctld starts it
+// between that squeue and the adapter's hold. Slurm 22.05 holds a running
+// job without complaint, so the hold proves nothing: the run that started
+// must be checked where it landed, then stopped and relaunched under the
+// new configuration.
+func TestReconfigureRacesTheStart(t *testing.T) {
+	for _, misplaced := range []bool{false, true} {
+		t.Run(map[bool]string{false: "placed", true: "misplaced"}[misplaced], func(t *testing.T) {
+			f := newFake(2, 4)
+			a := f.submit(trainSpec, true, "")
+			id := strconv.Itoa(a)
+			gpu1 := []string{"node1/gpu1"}
+			h := newHarness(t, f, flip(id, elastico.Assignment{ConfigID: "b128-g1", GPUs: gpu1}, elastico.Assignment{ConfigID: "b256-g1", GPUs: gpu1}))
+			h.tick() // start: GRES set, released
+			if misplaced {
+				f.misplace[a] = 0
+			}
+			f.afterJobs = f.schedule // it starts right after the adapter's squeue
+			rep := h.tick()
+			if len(rep.Actions) != 1 || rep.Actions[0].Action.Kind != elastico.Reconfigure || rep.Actions[0].Outcome != "applied" {
+				t.Fatalf("second tick: %+v, want the reconfiguration applied", rep.Actions)
+			}
+			for range 4 {
+				h.now = h.now.Add(time.Second)
+				h.tick()
+				f.schedule()
+			}
+			h.tick()
+			want := []string{
+				"update 1 Gres=shard:gpu1:2 NodeList=node1 AdminComment=elastico: gen 1: b128-g1 on node1/gpu1 (shard:gpu1:2)",
+				"release 1",
+				"hold 1", // too late: it runs
+				"requeuehold 1",
+				"update 1 Gres=shard:gpu1:4 StartTime=now AdminComment=elastico: gen 2: b256-g1 on node1/gpu1 (shard:gpu1:4)",
+				"release 1",
+			}
+			if diff := cmp.Diff(want, f.calls); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+			if j := f.job(a); j.State != "RUNNING" || j.Restarts != 1 {
+				t.Errorf("job is %s with %d restarts, want RUNNING with 1", j.State, j.Restarts)
+			}
+			type launch struct {
+				Gen, Run int
+				ConfigID string
+				Placed   string
+			}
+			var got []launch
+			for _, l := range h.a.Records()[0].Launches {
+				got = append(got, launch{l.Gen, l.Run, l.ConfigID, l.Placed})
+			}
+			first := "ok"
+			if misplaced {
+				first = "misplaced: shard:gpu1:2 on device [0], want 1"
+			}
+			if diff := cmp.Diff([]launch{{1, 0, "b128-g1", first}, {2, 1, "b256-g1", "ok"}}, got); diff != "" {
+				t.Errorf("launches (-want +got):\n%s", diff)
+			}
+			if env := h.envOf(a, 1); env["ELASTICO_CONFIG"] != "b256-g1" || env["ELASTICO_GENERATION"] != "2" {
+				t.Errorf("run 1 env = %v, want b256-g1, generation 2", env)
+			}
+		})
+	}
+}
+
+// TestRelaunchReleasedBeforeACrash: a job reconfigured while still pending
+// is held and relaunched; the adapter dies right after the release (Slurm
+// did it, the answer was lost) and the job starts before the next adapter
+// looks. The running run is the new launch (its AdminComment says so): it
+// is taken as launched, not stopped again.
+func TestRelaunchReleasedBeforeACrash(t *testing.T) {
+	f := newFake(2, 4)
+	a := f.submit(trainSpec, true, "")
+	id := strconv.Itoa(a)
+	gpu1 := []string{"node1/gpu1"}
+	h := newHarness(t, f, flip(id, elastico.Assignment{ConfigID: "b128-g1", GPUs: gpu1}, elastico.Assignment{ConfigID: "b256-g1", GPUs: gpu1}))
+	h.tick() // start
+	h.tick() // still pending: held, to be relaunched
+	f.lieAt = len(f.calls) + 2
+	h.tick() // update, release: the answer to the release is lost
+	if !f.dead {
+		t.Fatalf("the relaunch made calls %q, want an update and a release", f.calls)
+	}
+	f.dead, f.lieAt = false, 0
+	h.restart()
+	f.schedule()
+	h.tick()
+	h.tick()
+	want := []string{
+		"update 1 Gres=shard:gpu1:2 NodeList=node1 AdminComment=elastico: gen 1: b128-g1 on node1/gpu1 (shard:gpu1:2)",
+		"release 1",
+		"hold 1",
+		"update 1 Gres=shard:gpu1:4 StartTime=now AdminComment=elastico: gen 2: b256-g1 on node1/gpu1 (shard:gpu1:4)",
+		"release 1",
+	}
+	if diff := cmp.Diff(want, f.calls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	r := h.a.Records()[0]
+	if r.Phase != PhaseLaunched || len(r.Launches) != 1 || r.Launches[0].Gen != 2 || r.Launches[0].Run != 0 || r.Launches[0].Placed != "ok" {
+		t.Errorf("record: phase %s, launches %+v; want launched, gen 2 as run 0, placed ok", r.Phase, r.Launches)
+	}
+}
+
+// TestRunEndedUnseen: a run that ends before the adapter sees it running
+// (the adapter was down the whole run) is marked unverified, with why.
+func TestRunEndedUnseen(t *testing.T) {
+	f := newFake(2, 4)
+	a := f.submit(trainSpec, true, "")
+	h := newHarness(t, f, startAs(map[string]elastico.Assignment{strconv.Itoa(a): {ConfigID: "b128-g1", GPUs: []string{"node1/gpu1"}}}))
+	h.tick()
+	f.schedule()
+	f.finish(a)
+	h.tick()
+	r := h.a.Records()[0]
+	if r.Phase != PhaseDone || len(r.Launches) != 1 {
+		t.Fatalf("record: phase %s, launches %+v; want done with one launch", r.Phase, r.Launches)
+	}
+	if got, want := r.Launches[0].Placed, "unverified: the job ended (COMPLETED) before the adapter saw the run running"; got != want {
+		t.Errorf("placed %q, want %q", got, want)
+	}
+}

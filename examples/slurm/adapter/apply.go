@@ -364,7 +364,11 @@ func (a *Adapter) converge(ctx context.Context, r *Record, sj *Job, now time.Tim
 		switch {
 		case sj.Restarts > r.RestartBase:
 			r.Phase, r.RequeuedAt = PhaseRelaunch, now // the requeue happened (before a crash)
+			a.settle(r, sj, "requeued while the adapter was down, before it was checked")
 		case sj.State == "RUNNING" || sj.State == "CONFIGURING":
+			// The run is about to stop: check it now if it was not yet
+			// (the plan may reconfigure a job the tick after it starts).
+			a.settle(r, sj, "requeued before Slurm reported its devices")
 			if err = a.cfg.Slurm.RequeueHold(ctx, sj.ID); err == nil {
 				r.Phase, r.RequeuedAt = PhaseRelaunch, now
 				a.log.Info("requeued for reconfiguration", "job", sj.ID, "config", r.ConfigID, "gen", r.Gen)
@@ -394,6 +398,24 @@ func (a *Adapter) converge(ctx context.Context, r *Record, sj *Job, now time.Tim
 			}
 		case sj.State == "PENDING" || sj.State == "RUNNING" && sj.Restarts > r.RestartBase:
 			a.launched(r, sj, now) // released before a crash
+		case sj.Holds() && sj.Restarts == r.RestartBase && r.RequeuedAt.IsZero():
+			// Held, not requeued, yet it runs the same run: either the
+			// adapter released the new launch and crashed before the
+			// journal said so (the job carries its AdminComment), or the
+			// hold came too late. Slurm 22.05 holds a running job without
+			// an error: slurmctld started the released run between squeue
+			// and the hold. That run still has the old configuration: it
+			// is stopped like any running job.
+			if sj.AdminComment == launchComment(r) {
+				a.launched(r, sj, now)
+				break
+			}
+			a.log.Warn("the job started before the hold meant to reconfigure it: requeued instead", "job", sj.ID, "run", sj.Restarts, "state", sj.State, "config", r.ConfigID, "gen", r.Gen)
+			r.Phase = PhaseRequeue
+			if err := a.save(); err != nil { // the intent first
+				return err
+			}
+			return a.converge(ctx, r, sj, now)
 		}
 	default:
 		return nil
@@ -417,39 +439,21 @@ func (a *Adapter) converge(ctx context.Context, r *Record, sj *Job, now time.Tim
 // accounting of the shards: it is requeued at once and relaunched under the
 // same configuration.
 func (a *Adapter) verify(r *Record, sj *Job) {
-	if sj.State != "RUNNING" || len(r.Launches) == 0 || len(sj.GresDetail) == 0 || len(r.IDX) != len(r.GPUs) {
+	if sj.State != "RUNNING" || len(r.Launches) == 0 {
 		return
 	}
 	l := &r.Launches[len(r.Launches)-1]
 	if l.Placed != "" || l.Run != sj.Restarts {
 		return
 	}
-	allocs, err := ParseDetail(sj.GresDetail[0])
-	if err != nil {
+	placed, wrong := a.placement(r, l, sj)
+	if placed == "" {
 		return
 	}
-	var wrong []string
-	seen := map[string]bool{}
-	for _, al := range allocs {
-		k := slices.Index(r.GPUs, r.Node+"/"+al.Type)
-		switch {
-		case k < 0:
-			wrong = append(wrong, fmt.Sprintf("%s, not asked", al.Gres))
-		case !slices.Equal(al.IDX, []int{r.IDX[k]}):
-			wrong = append(wrong, fmt.Sprintf("%s on device %v, want %d", al.Gres, al.IDX, r.IDX[k]))
-		}
-		seen[r.Node+"/"+al.Type] = true
-	}
-	for _, g := range r.GPUs {
-		if !seen[g] {
-			wrong = append(wrong, g+" missing")
-		}
-	}
+	l.Placed = placed
 	if len(wrong) == 0 {
-		l.Placed = "ok"
 		return
 	}
-	l.Placed = "misplaced: " + strings.Join(wrong, "; ")
 	a.log.Error("Slurm started the job on other devices than its GRES name: requeued to run where the plan put it", "job", r.SlurmID, "run", sj.Restarts, "gres_detail", sj.GresDetail[0], "gres", r.Gres, "wrong", strings.Join(wrong, "; "))
 	r.Gen++
 	for i, kv := range r.Env {
@@ -458,6 +462,77 @@ func (a *Adapter) verify(r *Record, sj *Job) {
 		}
 	}
 	r.Phase, r.RestartBase, r.Attempts, r.Error = PhaseRequeue, sj.Restarts, 0, ""
+}
+
+// placement compares the devices Slurm reports for the job's run (its
+// gres_detail) with those of launch l: "ok", or "misplaced: what" and what
+// was wrong; "" when Slurm reports no devices for it to compare.
+func (a *Adapter) placement(r *Record, l *Launch, sj *Job) (string, []string) {
+	if len(sj.GresDetail) == 0 || len(r.IDX) != len(r.GPUs) {
+		return "", nil
+	}
+	allocs, err := ParseDetail(sj.GresDetail[0])
+	if err != nil {
+		return "", nil
+	}
+	// The launch's GPUs are among the record's (a reconfiguration keeps
+	// or adds GPUs), whose device ordinals the record keeps.
+	idx := map[string]int{}
+	for _, g := range l.GPUs {
+		k := slices.Index(r.GPUs, g)
+		if k < 0 {
+			return "", nil
+		}
+		idx[g] = r.IDX[k]
+	}
+	var wrong []string
+	seen := map[string]bool{}
+	for _, al := range allocs {
+		g := r.Node + "/" + al.Type
+		want, ok := idx[g]
+		switch {
+		case !ok:
+			wrong = append(wrong, fmt.Sprintf("%s, not asked", al.Gres))
+		case !slices.Equal(al.IDX, []int{want}):
+			wrong = append(wrong, fmt.Sprintf("%s on device %v, want %d", al.Gres, al.IDX, want))
+		}
+		seen[g] = true
+	}
+	for _, g := range l.GPUs {
+		if !seen[g] {
+			wrong = append(wrong, g+" missing")
+		}
+	}
+	if len(wrong) == 0 {
+		return "ok", nil
+	}
+	return "misplaced: " + strings.Join(wrong, "; "), wrong
+}
+
+// settle gives the job's last launch a definite placement before the
+// adapter loses sight of its run (the run is being requeued, or has
+// ended): checked against what Slurm reports of the run while it still
+// holds its devices, else "unverified: why". A run that was never checked
+// leaves a trace in the journal and the log, never a blank.
+func (a *Adapter) settle(r *Record, sj *Job, why string) {
+	if len(r.Launches) == 0 {
+		return
+	}
+	l := &r.Launches[len(r.Launches)-1]
+	if l.Placed != "" {
+		return
+	}
+	if l.Run == sj.Restarts && sj.Holds() {
+		if placed, wrong := a.placement(r, l, sj); placed != "" {
+			l.Placed = placed
+			if len(wrong) > 0 {
+				a.log.Error("Slurm ran the job on other devices than its GRES name (seen as the run stops)", "job", r.SlurmID, "run", l.Run, "gres_detail", sj.GresDetail[0], "gres", l.Gres, "wrong", strings.Join(wrong, "; "))
+			}
+			return
+		}
+	}
+	l.Placed = "unverified: " + why
+	a.log.Warn("run not checked where it landed", "job", r.SlurmID, "run", l.Run, "gen", l.Gen, "why", why)
 }
 
 // launch sets a pending job's GRES, CPUs and node (skipped when Slurm has
@@ -485,7 +560,7 @@ func (a *Adapter) launch(ctx context.Context, r *Record, sj *Job, relaunch bool)
 	} else {
 		fields = append(fields, "StartTime=now") // requeue set it 121 s ahead
 	}
-	status := truncate(fmt.Sprintf("elastico: gen %d: %s on %s (%s)", r.Gen, r.ConfigID, strings.Join(r.GPUs, ","), r.Gres), 500)
+	status := launchComment(r)
 	if sj.AdminComment != status {
 		fields = append(fields, "AdminComment="+status)
 	}
@@ -498,6 +573,12 @@ func (a *Adapter) launch(ctx context.Context, r *Record, sj *Job, relaunch bool)
 		return err
 	}
 	return nil
+}
+
+// launchComment is the AdminComment a launch sets on its job: where the
+// adapter put it, and which launch it is.
+func launchComment(r *Record) string {
+	return truncate(fmt.Sprintf("elastico: gen %d: %s on %s (%s)", r.Gen, r.ConfigID, strings.Join(r.GPUs, ","), r.Gres), 500)
 }
 
 // hasGres reports whether Slurm already holds the record's GRES for the job.
@@ -517,6 +598,7 @@ func (a *Adapter) launched(r *Record, sj *Job, now time.Time) {
 	if n := len(r.Launches); n > 0 && r.Launches[n-1].Run == l.Run {
 		r.Launches[n-1] = l
 	} else {
+		a.settle(r, sj, fmt.Sprintf("run %d started before the adapter saw this one running", l.Run))
 		r.Launches = append(r.Launches, l)
 	}
 	a.log.Info("launched", "job", r.SlurmID, "gen", r.Gen, "run", sj.Restarts, "config", r.ConfigID, "gpus", strings.Join(r.GPUs, ","), "gres", r.Gres)

@@ -12,9 +12,10 @@ import (
 // fakeSlurm is an in-memory slurmctld with the behaviour measured on Slurm
 // 22.05 (../../shared/slurm/README.md and this package's README): GRES
 // updates only while pending and merged into the job's list, gpu and shard
-// never together, release of a job that is not held succeeds, requeuehold
-// only of a running job, and a scheduler pass that starts released jobs
-// whose typed GRES fit.
+// never together, release of a job that is not held succeeds, hold of a
+// running job succeeds (its priority drops to 0; it keeps running),
+// requeuehold only of a running job, and a scheduler pass that starts
+// released jobs whose typed GRES fit.
 type fakeSlurm struct {
 	nodes []Node
 	jobs  []*Job
@@ -37,6 +38,10 @@ type fakeSlurm struct {
 	misplace map[int]int
 	// gres is each job's merged GRES list (what Slurm really holds).
 	gres map[int][]Gres
+	// afterJobs, when set, runs once after the next Jobs call has taken
+	// its snapshot: slurmctld acting between the adapter's read and its
+	// commands (a released job starting just after squeue, say).
+	afterJobs func()
 }
 
 var errCrash = errors.New("injected crash")
@@ -100,6 +105,10 @@ func (f *fakeSlurm) Jobs(context.Context) ([]Job, error) {
 	for i, j := range f.jobs {
 		out[i] = *j
 		out[i].GresDetail = slices.Clone(j.GresDetail)
+	}
+	if fn := f.afterJobs; fn != nil {
+		f.afterJobs = nil
+		fn()
 	}
 	return out, nil
 }
@@ -192,9 +201,11 @@ func (f *fakeSlurm) hold(id int) error {
 	if err != nil {
 		return err
 	}
-	if j.State != "PENDING" {
-		return errors.New("Job is no longer pending execution")
+	if j.Done() {
+		return errors.New("Job has already finished")
 	}
+	// Slurm 22.05 holds a running job without a word: only its priority
+	// drops, and it keeps running.
 	j.Priority, j.Reason = 0, "JobHeldAdmin"
 	return nil
 }
@@ -211,7 +222,7 @@ func (f *fakeSlurm) release(id int) error {
 	if j.Done() {
 		return errors.New("Job has already finished")
 	}
-	if j.State == "PENDING" && j.Priority == 0 {
+	if j.Priority == 0 { // a running job held by hand gets its priority back too
 		j.Priority, j.Reason = 1000, "None"
 	}
 	return nil

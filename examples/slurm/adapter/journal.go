@@ -67,11 +67,13 @@ type Record struct {
 	Env      []string
 	// RestartBase is the job's restart count when the requeue was decided.
 	RestartBase int
-	RequeuedAt  time.Time
-	Attempts    int
-	Error       string
-	End         string
-	Launches    []Launch
+	// RequeuedAt is when the run was stopped for a relaunch; zero when the
+	// job was held before it started (no run to stop).
+	RequeuedAt time.Time
+	Attempts   int
+	Error      string
+	End        string
+	Launches   []Launch
 }
 
 // Launch is one launch the adapter ordered, kept for audit.
@@ -84,7 +86,12 @@ type Launch struct {
 	At       time.Time
 	// Placed is "" until the run is seen running, then "ok", or what was
 	// wrong when Slurm put it on other devices than the GRES named (seen
-	// once, on a shard job scheduled right after a slurmctld restart).
+	// once, on a shard job scheduled right after a slurmctld restart):
+	// "misplaced: ...". A run the adapter loses sight of before it is seen
+	// running (requeued for a reconfiguration the tick after its start, or
+	// ended while the adapter was down) is checked as it is requeued, from
+	// the devices Slurm still reports, or else marked "unverified: why".
+	// Only the last launch of a job that still runs may have "".
 	Placed string
 }
 

@@ -172,12 +172,17 @@ func Start(t testing.TB, opt Options) *Cluster {
 		"--pid-file="+filepath.Join(root, "munge", "run", "munged.pid"),
 		"--log-file="+filepath.Join(root, "log", "munged.log"),
 		"--seed-file="+filepath.Join(root, "munge", "etc", "munged.seed"))
-	c.waitFor("munged", 10*time.Second, func() bool { _, err := os.Stat(sock); return err == nil })
+	c.waitFor("munged", readyWithin, func() bool { _, err := os.Stat(sock); return err == nil })
 	c.startController()
 	c.spawn("slurmd", "slurmd", "-D", "-N", opt.Node, "-f", c.Conf)
-	c.waitNode(20 * time.Second)
+	c.waitNode(readyWithin)
 	return c
 }
+
+// readyWithin bounds the wait for a daemon to come up: seconds when the
+// machine is idle, far more when a parallel build loads it. It only stops
+// a test whose daemon hangs.
+const readyWithin = time.Minute
 
 func freePorts(n int) ([]int, error) {
 	var ls []net.Listener
@@ -319,7 +324,7 @@ func (c *Cluster) logTail(name string) string {
 func (c *Cluster) startController() {
 	c.t.Helper()
 	c.spawn("slurmctld", "slurmctld", "-D", "-f", c.Conf)
-	c.waitFor("slurmctld", 20*time.Second, func() bool {
+	c.waitFor("slurmctld", readyWithin, func() bool {
 		out, err := c.Output("scontrol", "ping")
 		return err == nil && strings.Contains(out, "is UP")
 	})
@@ -352,7 +357,7 @@ func (c *Cluster) RestartController() {
 	if out, err := c.Output("scontrol", "reconfigure"); err != nil {
 		c.t.Fatalf("scontrol reconfigure: %v: %s", err, out)
 	}
-	c.waitNode(20 * time.Second)
+	c.waitNode(readyWithin)
 }
 
 func (c *Cluster) stopDaemon(name string, grace time.Duration) {
