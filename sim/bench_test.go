@@ -52,22 +52,26 @@ func (fifoWhole) Epoch(_ context.Context, st *elastico.State) (*elastico.Plan, e
 }
 
 // BenchmarkRun replays the shipped Gavel trace at production sizes and
-// reports simulated events per second of wall time.
+// reports simulated events per second of wall time, with epochs on changes
+// and, at 64 GPUs, every ΔT (about 600,000 epochs a run).
 func BenchmarkRun(b *testing.B) {
 	truth := testTruth(b)
 	tr := shippedGavel(b)
-	for _, size := range []struct{ gpus, jobs int }{{64, 384}, {512, 3072}} {
+	for _, size := range []struct {
+		gpus, jobs int
+		mode       EpochMode
+	}{{64, 384, EpochsOnChange}, {512, 3072, EpochsOnChange}, {64, 384, EpochsEvery}} {
 		jobs, _, err := truth.Workload(tr, WorkloadOptions{GPUs: size.gpus, Load: 1, Jobs: size.jobs, Seed: 1})
 		if err != nil {
 			b.Fatal(err)
 		}
 		cl := testCluster(b, size.gpus)
-		b.Run(fmt.Sprintf("gpus=%d/jobs=%d", size.gpus, size.jobs), func(b *testing.B) {
+		b.Run(fmt.Sprintf("gpus=%d/jobs=%d/epochs=%s", size.gpus, size.jobs, size.mode), func(b *testing.B) {
 			b.ReportAllocs()
 			events := 0
 			start := time.Now()
 			for b.Loop() {
-				r, err := Run(context.Background(), Config{Truth: truth, Cluster: cl, Policy: fifoWhole{}, Jobs: jobs})
+				r, err := Run(context.Background(), Config{Truth: truth, Cluster: cl, Policy: fifoWhole{}, Jobs: jobs, Epochs: size.mode})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -110,7 +110,7 @@ func running(t *testing.T) (*simulation, *jobState) {
 	}
 	s.active = append(s.active, &s.jobs[0])
 	s.next = 1
-	if err := s.epoch(context.Background()); err != nil {
+	if _, err := s.epoch(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	s.rates()

@@ -21,13 +21,17 @@ type Config struct {
 	Name string
 	// Jobs, sorted by arrival; IDs unique.
 	Jobs []Job
-	// Epoch is ΔT: epochs fall on multiples of it, at the first one after
-	// something changed (an arrival, a completion). Default 5 s (the paper's).
+	// Epoch is ΔT: epochs fall on multiples of it. Default 5 s (the
+	// paper's).
 	Epoch time.Duration
-	// Heartbeat, when positive, forces an epoch at least this often while
-	// some job waits, for policies whose priorities move with time (least
-	// attained service) rather than with arrivals and completions. Zero:
-	// none.
+	// Epochs says which multiples of ΔT are epochs: every one while a job
+	// runs or waits (EpochsEvery, the default: a host's loop), or only the
+	// first after something changed (EpochsOnChange).
+	Epochs EpochMode
+	// Heartbeat, under EpochsOnChange, forces an epoch at least this often
+	// while some job waits, for policies whose priorities move with time
+	// (least attained service) rather than with arrivals and completions.
+	// Zero: none. EpochsEvery needs none and ignores it.
 	Heartbeat time.Duration
 	// Costs are the times transitions take.
 	Costs Costs
@@ -46,6 +50,42 @@ type Config struct {
 	// Progress, if set, is called now and then with the finished and total
 	// job counts.
 	Progress func(done, total int)
+}
+
+// EpochMode says when Run calls the policy.
+type EpochMode int
+
+const (
+	// EpochsEvery calls the policy at every multiple of ΔT while any job
+	// runs or waits, with State.Now advancing, as a host's loop does: a
+	// policy that changes its mind while nothing changes shows it.
+	EpochsEvery EpochMode = iota
+	// EpochsOnChange calls it only at the first multiple of ΔT after an
+	// arrival or a completion (and at Config.Heartbeat): the same plans
+	// for a policy that is a function of the jobs and their assignments,
+	// at a fraction of the epochs.
+	EpochsOnChange
+)
+
+// String returns "every" or "changes", the replay's flag values.
+func (m EpochMode) String() string {
+	switch m {
+	case EpochsEvery:
+		return "every"
+	case EpochsOnChange:
+		return "changes"
+	}
+	return fmt.Sprintf("EpochMode(%d)", int(m))
+}
+
+// ParseEpochMode reads "every" or "changes".
+func ParseEpochMode(s string) (EpochMode, error) {
+	for _, m := range []EpochMode{EpochsEvery, EpochsOnChange} {
+		if s == m.String() {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("sim: epoch mode %q, want every or changes", s)
 }
 
 // Costs are the simulated times a transition keeps a job's GPUs busy
@@ -76,6 +116,9 @@ func (c *Config) resolve() error {
 	}
 	if c.Epoch < 0 {
 		return fmt.Errorf("sim: Config.Epoch %v, want > 0", c.Epoch)
+	}
+	if c.Epochs != EpochsEvery && c.Epochs != EpochsOnChange {
+		return fmt.Errorf("sim: Config.Epochs %v, want EpochsEvery or EpochsOnChange", c.Epochs)
 	}
 	if c.Heartbeat < 0 {
 		return fmt.Errorf("sim: Config.Heartbeat %v, want ≥ 0", c.Heartbeat)
@@ -319,10 +362,11 @@ func (s *simulation) loop(ctx context.Context) error {
 			s.nextEpoch = math.Min(s.nextEpoch, gridCeil(s.now, dt))
 		}
 		if s.now >= s.nextEpoch {
-			if err := s.epoch(ctx); err != nil {
+			moved, err := s.epoch(ctx)
+			if err != nil {
 				return err
 			}
-			changed = true
+			changed = changed || moved
 		}
 		s.rates()
 		if changed {
@@ -384,6 +428,14 @@ func (s *simulation) nextTime(dt float64) float64 {
 		}
 		if j.rate > 0 {
 			t = math.Min(t, s.now+math.Max(0, j.Work-j.progress)/j.rate)
+		}
+	}
+	if math.IsInf(s.nextEpoch, 1) && s.cfg.Epochs == EpochsEvery && len(s.active) > 0 {
+		// The next multiple of ΔT, after the last epoch.
+		if s.now > s.lastEpoch {
+			s.nextEpoch = gridCeil(s.now, dt)
+		} else {
+			s.nextEpoch = gridCeil(s.now+dt/2, dt)
 		}
 	}
 	if !math.IsInf(s.nextEpoch, 1) {
@@ -565,13 +617,15 @@ func (s *simulation) buildState() *elastico.State {
 	return st
 }
 
-func (s *simulation) epoch(ctx context.Context) error {
+// epoch calls the policy and applies its plan; moved reports whether the
+// plan changed any job's assignment.
+func (s *simulation) epoch(ctx context.Context) (moved bool, err error) {
 	s.nextEpoch = math.Inf(1)
 	s.lastEpoch = s.now
 	s.dirty = false
 	st := s.buildState()
 	if len(st.Jobs) == 0 {
-		return nil
+		return false, nil
 	}
 	ectx := ctx
 	if s.cfg.EpochTimeout > 0 {
@@ -584,13 +638,13 @@ func (s *simulation) epoch(ctx context.Context) error {
 	s.res.EpochLatency = append(s.res.EpochLatency, time.Since(t0))
 	s.res.Epochs++
 	if err != nil {
-		return fmt.Errorf("sim: %s: epoch at t=%.0fs with %d jobs: %w", s.cfg.Name, s.now, len(st.Jobs), err)
+		return false, fmt.Errorf("sim: %s: epoch at t=%.0fs with %d jobs: %w", s.cfg.Name, s.now, len(st.Jobs), err)
 	}
 	if plan == nil {
-		return s.broken(PlanShape, "", "the policy returned a nil plan")
+		return false, s.broken(PlanShape, "", "the policy returned a nil plan")
 	}
 	if err := s.apply(plan, st); err != nil {
-		return err
+		return false, err
 	}
 	s.carry = plan.Carry
 	for _, d := range plan.Decisions {
@@ -611,10 +665,10 @@ func (s *simulation) epoch(ctx context.Context) error {
 		if placed {
 			s.stalls = 0
 		} else if s.stalls++; s.stalls >= 3 {
-			return s.broken(Liveness, s.active[0].ID, "%d jobs wait on an idle cluster and the policy starts none (status: %s)", len(s.active), plan.Decisions[0].Status)
+			return false, s.broken(Liveness, s.active[0].ID, "%d jobs wait on an idle cluster and the policy starts none (status: %s)", len(s.active), plan.Decisions[0].Status)
 		}
 	}
-	return nil
+	return len(plan.Actions) > 0, nil
 }
 
 type change struct {
@@ -689,7 +743,17 @@ func (s *simulation) apply(plan *elastico.Plan, st *elastico.State) error {
 		}
 	}
 	// The actions must be exactly the changes, kind for kind.
-	want := make(map[string]elastico.ActionKind, len(changes))
+	moved := 0
+	for i := range changes {
+		if !changes[i].none {
+			moved++
+		}
+	}
+	if moved == 0 && len(plan.Actions) == 0 {
+		// Nothing changes (most epochs, every ΔT).
+		return nil
+	}
+	want := make(map[string]elastico.ActionKind, moved)
 	for _, ch := range changes {
 		if !ch.none {
 			want[ch.j.ID] = ch.kind

@@ -149,7 +149,7 @@ func TestReconfigurationCostsTimeAndKeepsWork(t *testing.T) {
 }
 
 // mover starts the job on gpu0000 under its first profile, then at the
-// second epoch moves it to the assignment next gives.
+// first epoch with a second job moves it to the assignment next gives.
 func mover(next elastico.Assignment) elastico.Scheduler {
 	return policyFunc(func(_ context.Context, st *elastico.State) (*elastico.Plan, error) {
 		p := &elastico.Plan{}
@@ -160,7 +160,7 @@ func mover(next elastico.Assignment) elastico.Scheduler {
 				a := &elastico.Assignment{ConfigID: j.Family[0].Config.ID, GPUs: []string{fmt.Sprintf("gpu%04d", i*2)}}
 				d.Assignment = a
 				p.Actions = append(p.Actions, elastico.Action{Kind: elastico.Start, JobID: j.ID, To: a})
-			case i == 0 && len(st.Jobs) == 2 && j.Running.ConfigID == j.Family[0].Config.ID:
+			case i == 0 && len(st.Jobs) == 2 && j.Running.ConfigID == j.Family[0].Config.ID && slices.Equal(j.Running.GPUs, []string{"gpu0000"}):
 				a := next
 				d.Assignment = &a
 				kind := elastico.Migrate
