@@ -2,10 +2,13 @@ package sim
 
 import (
 	"context"
+	"math"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/internal/sets"
 )
 
 var (
@@ -83,3 +86,49 @@ func testCluster(t testing.TB, n int) elastico.Cluster {
 	}
 	return c
 }
+
+// step is one scripted decision: job to configuration cfg on gpus, or to
+// waiting when cfg is "".
+type step struct {
+	job, cfg string
+	gpus     []string
+}
+
+// scripted is a fake policy: at the epoch of simulated second t it applies
+// script[t], with the action each change calls for; every other job keeps
+// its assignment (a job no step starts waits).
+func scripted(script map[int][]step) elastico.Scheduler {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	return policyFunc(func(_ context.Context, st *elastico.State) (*elastico.Plan, error) {
+		t := int(math.Round(st.Now.Sub(start).Seconds()))
+		p := &elastico.Plan{}
+		for _, j := range st.Jobs {
+			d := elastico.Decision{JobID: j.ID, Assignment: j.Running}
+			for _, s := range script[t] {
+				if s.job != j.ID {
+					continue
+				}
+				var to *elastico.Assignment
+				if s.cfg != "" {
+					to = &elastico.Assignment{ConfigID: s.cfg, GPUs: s.gpus}
+				}
+				kind := elastico.Migrate
+				switch from := j.Running; {
+				case from == nil:
+					kind = elastico.Start
+				case to == nil:
+					kind = elastico.Preempt
+				case sets.Subset(from.GPUs, to.GPUs) || sets.Subset(to.GPUs, from.GPUs):
+					kind = elastico.Reconfigure
+				}
+				d.Assignment = to
+				p.Actions = append(p.Actions, elastico.Action{Kind: kind, JobID: j.ID, From: j.Running, To: to})
+			}
+			p.Decisions = append(p.Decisions, d)
+		}
+		return p, nil
+	})
+}
+
+func on(job, cfg string, gpus ...string) step { return step{job: job, cfg: cfg, gpus: gpus} }
+func off(job string) step                     { return step{job: job} }

@@ -15,7 +15,7 @@ import (
 )
 
 // TableColumns are the metrics of the comparison table, in order.
-var TableColumns = []string{"jct_avg", "jct_p95", "jct_infer_avg", "queue_avg", "throughput", "sm_util", "shared_time", "shared_speed", "floor_attainment", "reconfig_per_gpu_h", "migrate_per_gpu_h", "epoch_ms"}
+var TableColumns = []string{"jct_avg", "jct_p95", "jct_infer_avg", "queue_avg", "throughput", "sm_util", "shared_time", "shared_speed", "floor_attainment", "reconfig_per_gpu_h", "migrate_per_gpu_h", "preempt_per_job", "epoch_ms"}
 
 // WriteTable prints the comparison: one row per policy, each metric of
 // TableColumns as mean ± 95 % CI (a column no policy has a value for, such

@@ -153,6 +153,9 @@ var MetricDefs = []MetricDef{
 	{"reconfig_per_gpu_h", "reconfig/GPU-h", "", false, "reconfigurations per GPU-hour of makespan"},
 	{"migrate_per_gpu_h", "migrate/GPU-h", "", false, "migrations per GPU-hour of makespan"},
 	{"preempt_per_gpu_h", "preempt/GPU-h", "", false, "preemptions per GPU-hour of makespan"},
+	{"reconfig_per_job", "reconfig/job", "", false, "mean reconfigurations per job (jobs.csv has each job's)"},
+	{"migrate_per_job", "migrate/job", "", false, "mean migrations per job"},
+	{"preempt_per_job", "preempt/job", "", false, "mean preemptions per job"},
 	{"epoch_ms", "epoch", "ms", false, "mean wall-clock latency of one Epoch call"},
 	{"epoch_p99_ms", "epoch p99", "ms", false, "99th percentile Epoch latency"},
 	{"makespan", "makespan", "h", false, "time of the last completion"},
@@ -212,6 +215,11 @@ func (r *Result) Metrics() Metrics {
 		m["reconfig_per_gpu_h"] = float64(reconf) / gpuH
 		m["migrate_per_gpu_h"] = float64(migr) / gpuH
 		m["preempt_per_gpu_h"] = float64(preempt) / gpuH
+	}
+	if n := float64(len(r.Jobs)); n > 0 {
+		m["reconfig_per_job"] = float64(reconf) / n
+		m["migrate_per_job"] = float64(migr) / n
+		m["preempt_per_job"] = float64(preempt) / n
 	}
 	m["floor_attainment"] = math.NaN()
 	if floorRun > 0 {

@@ -199,3 +199,48 @@ func TestTransitionsAreClassified(t *testing.T) {
 		})
 	}
 }
+
+func TestDisruptionsArePerJob(t *testing.T) {
+	tr := testTruth(t)
+	jobs := []Job{
+		testJob(t, tr, "a", "ResNet-18", 64, 1, 0, 3600),
+		testJob(t, tr, "b", "ResNet-18", 64, 1, 0, 3600),
+		testJob(t, tr, "c", "ResNet-18", 64, 1, 12, 600),
+	}
+	script := map[int][]step{
+		0:  {on("a", "b64x1", "gpu0000"), on("b", "b64x1", "gpu0001")},
+		5:  {on("a", "b64x2", "gpu0000", "gpu0002")}, // a grows in place: reconfiguration
+		15: {on("c", "b64x1", "gpu0003"), off("b")},  // b preempted
+		20: {on("a", "b64x1", "gpu0002")},            // a shrinks in place: reconfiguration
+		25: {on("a", "b64x1", "gpu0001")},            // a moves: migration
+		30: {on("b", "b64x1", "gpu0000")},            // b resumes elsewhere
+		35: {off("c")},                               // c preempted
+		40: {on("c", "b64x1", "gpu0002")},            // c resumes elsewhere
+	}
+	r, err := Run(context.Background(), Config{Truth: tr, Cluster: testCluster(t, 4), Jobs: jobs, Policy: scripted(script)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type counts struct{ Reconfigs, Migrations, Preemptions, Restarts int }
+	got := map[string]counts{}
+	for _, j := range r.Jobs {
+		got[j.ID] = counts{j.Reconfigs, j.Migrations, j.Preemptions, j.Restarts}
+	}
+	want := map[string]counts{
+		"a": {Reconfigs: 2, Migrations: 1},
+		"b": {Preemptions: 1, Restarts: 1},
+		"c": {Preemptions: 1, Restarts: 1},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("per-job transitions (-want +got):\n%s", diff)
+	}
+	m := r.Metrics()
+	gotM := map[string]float64{}
+	for _, k := range []string{"reconfig_per_job", "migrate_per_job", "preempt_per_job"} {
+		gotM[k] = m[k]
+	}
+	wantM := map[string]float64{"reconfig_per_job": 2.0 / 3, "migrate_per_job": 1.0 / 3, "preempt_per_job": 2.0 / 3}
+	if diff := cmp.Diff(wantM, gotM, cmpopts.EquateApprox(1e-12, 0)); diff != "" {
+		t.Errorf("per-job metrics (-want +got):\n%s", diff)
+	}
+}
