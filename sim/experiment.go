@@ -24,6 +24,11 @@ type Policy struct {
 	// Heartbeat, when positive, replaces the run template's (a policy
 	// whose priorities move with time asks for periodic epochs).
 	Heartbeat time.Duration
+	// AllowFlaps counts the policy's flaps without failing its runs, for a
+	// policy that swaps jobs back by design (least attained service: a job
+	// preempted for one with less service is resumed once that one has
+	// attained as much); the run template's AllowFlaps applies to all.
+	AllowFlaps bool
 }
 
 // Experiment replays one trace under several policies and seeds.
@@ -130,6 +135,7 @@ func (e *Experiment) Execute(ctx context.Context) (*Outcome, error) {
 				if hb := e.Policies[p].Heartbeat; hb > 0 {
 					cfg.Heartbeat = hb
 				}
+				cfg.AllowFlaps = cfg.AllowFlaps || e.Policies[p].AllowFlaps
 				cfg.Progress = nil
 				r, err := Run(gctx, cfg)
 				if err != nil && (!e.KeepGoing || gctx.Err() != nil) {
@@ -325,6 +331,7 @@ func (e *Experiment) GPUsFor(ctx context.Context, target float64, candidates []i
 			if p.Heartbeat > 0 {
 				cfg.Heartbeat = p.Heartbeat
 			}
+			cfg.AllowFlaps = cfg.AllowFlaps || p.AllowFlaps
 			cfg.Jobs = capJobs(jobs[s], gpus)
 			r, err := Run(ctx, cfg)
 			if err != nil {

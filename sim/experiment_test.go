@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -130,6 +131,9 @@ func TestReports(t *testing.T) {
 	if got, want := strings.Count(jobsOut.String(), "\n"), 1+2*3*40; got != want {
 		t.Errorf("jobs CSV: %d lines, want %d", got, want)
 	}
+	if head, _, _ := strings.Cut(jobsOut.String(), "\n"); !strings.HasSuffix(head, ",reconfigs,migrations,preemptions,restarts,flaps") {
+		t.Errorf("jobs CSV header %q lacks the per-job transitions and flaps", head)
+	}
 	dir := t.TempDir()
 	if err := WritePlots(dir, out); err != nil {
 		t.Fatal(err)
@@ -143,5 +147,52 @@ func TestReports(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 3 {
 		t.Errorf("%d files in the plot folder, want 3 (no temporary file left)", len(entries))
+	}
+}
+
+// stutter is fifoWhole that, at its second epoch, preempts every running
+// job: at the third, fifoWhole starts them again where they were.
+type stutter struct{ n int }
+
+func (s *stutter) Epoch(ctx context.Context, st *elastico.State) (*elastico.Plan, error) {
+	s.n++
+	if s.n != 2 {
+		return fifoWhole{}.Epoch(ctx, st)
+	}
+	p := &elastico.Plan{}
+	for _, j := range st.Jobs {
+		p.Decisions = append(p.Decisions, elastico.Decision{JobID: j.ID})
+		if j.Running != nil {
+			p.Actions = append(p.Actions, elastico.Action{Kind: elastico.Preempt, JobID: j.ID, From: j.Running})
+		}
+	}
+	return p, nil
+}
+
+func TestExperimentPolicyAllowFlaps(t *testing.T) {
+	e := testExperiment(t)
+	e.KeepGoing = true
+	e.Workload.Load = 0.01 // arrivals minutes apart: none between stutter's second and third epochs
+	e.Policies = []Policy{
+		{Name: "stutter", New: func() (elastico.Scheduler, error) { return &stutter{}, nil }},
+		{Name: "stutter-allowed", New: func() (elastico.Scheduler, error) { return &stutter{}, nil }, AllowFlaps: true},
+	}
+	o, err := e.Execute(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Failures) != len(e.Seeds) {
+		t.Fatalf("%d failures, want one per seed of stutter: %v", len(o.Failures), o.Failures)
+	}
+	for _, f := range o.Failures {
+		var ie *InvariantError
+		if f.Policy != "stutter" || !errors.As(f.Err, &ie) || ie.Invariant != Stability {
+			t.Errorf("failure %s, seed %d: %v; want stutter's %q", f.Policy, f.Seed, f.Err, Stability)
+		}
+	}
+	for _, r := range o.Results[1] {
+		if r == nil || len(r.Flaps) == 0 {
+			t.Fatalf("stutter-allowed: result %v, want a run with its flaps counted", r)
+		}
 	}
 }

@@ -27,6 +27,9 @@ const (
 	// Liveness: the run makes progress (a policy that leaves jobs waiting
 	// on an idle cluster forever stalls it).
 	Liveness Invariant = "liveness"
+	// Stability: no plan undoes an earlier one while nothing changed (no
+	// [Flap]); Config.AllowFlaps only counts them.
+	Stability Invariant = "no flapping"
 )
 
 // InvariantError reports a broken invariant: the run stops at the first.

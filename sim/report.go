@@ -15,7 +15,7 @@ import (
 )
 
 // TableColumns are the metrics of the comparison table, in order.
-var TableColumns = []string{"jct_avg", "jct_p95", "jct_infer_avg", "queue_avg", "throughput", "sm_util", "shared_time", "shared_speed", "floor_attainment", "reconfig_per_gpu_h", "migrate_per_gpu_h", "preempt_per_job", "epoch_ms"}
+var TableColumns = []string{"jct_avg", "jct_p95", "jct_infer_avg", "queue_avg", "throughput", "sm_util", "shared_time", "shared_speed", "floor_attainment", "reconfig_per_gpu_h", "migrate_per_gpu_h", "preempt_per_job", "flaps", "epoch_ms"}
 
 // WriteTable prints the comparison: one row per policy, each metric of
 // TableColumns as mean ± 95 % CI (a column no policy has a value for, such
@@ -199,7 +199,7 @@ func WriteCSV(w io.Writer, s *Summary) error {
 // figures.
 func WriteJobsCSV(w io.Writer, o *Outcome) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"policy", "seed", "job", "family", "class", "gpus", "arrival_s", "start_s", "finish_s", "jct_s", "queue_s", "dedicated_s", "slowdown", "reconfigs", "migrations", "preemptions", "restarts"})
+	cw.Write([]string{"policy", "seed", "job", "family", "class", "gpus", "arrival_s", "start_s", "finish_s", "jct_s", "queue_s", "dedicated_s", "slowdown", "reconfigs", "migrations", "preemptions", "restarts", "flaps"})
 	f := func(x float64) string {
 		if math.IsNaN(x) {
 			return ""
@@ -215,7 +215,7 @@ func WriteJobsCSV(w io.Writer, o *Outcome) error {
 				cw.Write([]string{name, strconv.FormatUint(r.Seed, 10), j.ID, j.Family, j.Class.String(), strconv.Itoa(j.GPUs),
 					f(j.Arrival), f(j.Start), f(j.Finish), f(j.JCT()), f(j.Queue()), f(j.Dedicated),
 					strconv.FormatFloat(j.JCT()/j.Dedicated, 'f', 3, 64),
-					strconv.Itoa(j.Reconfigs), strconv.Itoa(j.Migrations), strconv.Itoa(j.Preemptions), strconv.Itoa(j.Restarts)})
+					strconv.Itoa(j.Reconfigs), strconv.Itoa(j.Migrations), strconv.Itoa(j.Preemptions), strconv.Itoa(j.Restarts), strconv.Itoa(j.Flaps)})
 			}
 		}
 	}

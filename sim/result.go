@@ -15,7 +15,10 @@ type Result struct {
 	GPUs   int
 	Jobs   []JobResult
 	// Series samples the cluster after every change (a step function).
-	Series       []Sample
+	Series []Sample
+	// Flaps are the plans that undid earlier ones with nothing changed
+	// (with Config.AllowFlaps; otherwise the first one fails the run).
+	Flaps        []Flap
 	Epochs       int
 	Events       int
 	EpochLatency []time.Duration
@@ -42,8 +45,9 @@ type JobResult struct {
 	Finish     float64 // s (NaN if unfinished)
 	Dedicated  float64 // s alone under its requested configuration
 	Finished   bool
-	// Reconfigs, Migrations, Preemptions and Restarts count transitions.
-	Reconfigs, Migrations, Preemptions, Restarts int
+	// Reconfigs, Migrations, Preemptions and Restarts count transitions;
+	// Flaps the job's flaps (see Flap).
+	Reconfigs, Migrations, Preemptions, Restarts, Flaps int
 	// RunTime is the time the job made progress; FloorTime the part of it
 	// at or above its floor (0 when it has none).
 	RunTime, FloorTime float64
@@ -75,7 +79,7 @@ func (s *simulation) finishResult() {
 			ID: j.ID, Family: j.Family.Name, Class: j.Class, GPUs: j.Requested().GPUs,
 			Arrival: j.Arrival, Start: math.NaN(), Finish: math.NaN(), Dedicated: j.Dedicated,
 			Finished: j.done, Reconfigs: j.reconfigs, Migrations: j.migrations,
-			Preemptions: j.preemptions, Restarts: j.restarts,
+			Preemptions: j.preemptions, Restarts: j.restarts, Flaps: j.flaps,
 			RunTime: j.runTime, FloorTime: j.floorTime, HasFloor: j.Floor > 0,
 		}
 		if j.started {
@@ -156,6 +160,7 @@ var MetricDefs = []MetricDef{
 	{"reconfig_per_job", "reconfig/job", "", false, "mean reconfigurations per job (jobs.csv has each job's)"},
 	{"migrate_per_job", "migrate/job", "", false, "mean migrations per job"},
 	{"preempt_per_job", "preempt/job", "", false, "mean preemptions per job"},
+	{"flaps", "flaps", "", false, "plans that undid an earlier one with nothing changed: a job restored to the assignment it was displaced from, or a swap of GPUs undone, with no arrival or completion in between (sim.Flap); counted only with Config.AllowFlaps, else the first fails the run"},
 	{"epoch_ms", "epoch", "ms", false, "mean wall-clock latency of one Epoch call"},
 	{"epoch_p99_ms", "epoch p99", "ms", false, "99th percentile Epoch latency"},
 	{"makespan", "makespan", "h", false, "time of the last completion"},
@@ -221,6 +226,7 @@ func (r *Result) Metrics() Metrics {
 		m["migrate_per_job"] = float64(migr) / n
 		m["preempt_per_job"] = float64(preempt) / n
 	}
+	m["flaps"] = float64(len(r.Flaps))
 	m["floor_attainment"] = math.NaN()
 	if floorRun > 0 {
 		m["floor_attainment"] = 100 * floorOK / floorRun

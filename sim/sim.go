@@ -33,6 +33,9 @@ type Config struct {
 	// (least attained service) rather than with arrivals and completions.
 	// Zero: none. EpochsEvery needs none and ignores it.
 	Heartbeat time.Duration
+	// AllowFlaps counts flaps (Result.Flaps) and carries on; by default
+	// the first flap breaks the Stability invariant.
+	AllowFlaps bool
 	// Costs are the times transitions take.
 	Costs Costs
 	// SMOversubscription is the most SM share one GPU may hold (the
@@ -58,7 +61,8 @@ type EpochMode int
 const (
 	// EpochsEvery calls the policy at every multiple of ΔT while any job
 	// runs or waits, with State.Now advancing, as a host's loop does: a
-	// policy that changes its mind while nothing changes shows it.
+	// policy that changes its mind with nothing changed shows it (see
+	// [Flap]).
 	EpochsEvery EpochMode = iota
 	// EpochsOnChange calls it only at the first multiple of ΔT after an
 	// arrival or a completion (and at Config.Heartbeat): the same plans
@@ -213,8 +217,12 @@ type jobState struct {
 	migrations  int
 	preemptions int
 	restarts    int
+	flaps       int
 	floorTime   float64
 	runTime     float64
+	// assignments held in calm interval number calm (see watchFlaps)
+	calm int
+	hist []held
 	// normalization of throughput: requested GPUs × Dedicated / Work
 	norm float64
 }
@@ -253,6 +261,13 @@ type simulation struct {
 	stalls    int
 	lastWait  string // a waiting job's status in the last plan, for errors
 	changes   []change
+
+	// the calm interval (no arrival, no completion): its number, start and
+	// swaps so far
+	calm      int
+	calmSince float64
+	swaps     []swap
+	swapBuf   []swap
 
 	// current cluster figures, set by rates()
 	smNow, busyNow, thrNow float64
@@ -338,6 +353,7 @@ func (s *simulation) loop(ctx context.Context) error {
 			s.active = append(s.active, j)
 			s.next++
 			s.dirty, changed = true, true
+			s.calmBreak()
 		}
 		// Completions.
 		for i := 0; i < len(s.active); i++ {
@@ -351,6 +367,7 @@ func (s *simulation) loop(ctx context.Context) error {
 			s.active = slices.Delete(s.active, i, i+1)
 			i--
 			s.dirty, changed = true, true
+			s.calmBreak()
 		}
 		// Transitions that ended change rates but need no epoch.
 		for _, j := range s.active {
@@ -778,6 +795,9 @@ func (s *simulation) apply(plan *elastico.Plan, st *elastico.State) error {
 				return s.broken(PlanShape, id, "the decisions %s it but the plan has no action", k)
 			}
 		}
+	}
+	if err := s.watchFlaps(changes); err != nil {
+		return err
 	}
 	for i := range changes {
 		ch := &changes[i]

@@ -221,10 +221,10 @@ func TestDisruptionsArePerJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type counts struct{ Reconfigs, Migrations, Preemptions, Restarts int }
+	type counts struct{ Reconfigs, Migrations, Preemptions, Restarts, Flaps int }
 	got := map[string]counts{}
 	for _, j := range r.Jobs {
-		got[j.ID] = counts{j.Reconfigs, j.Migrations, j.Preemptions, j.Restarts}
+		got[j.ID] = counts{j.Reconfigs, j.Migrations, j.Preemptions, j.Restarts, j.Flaps}
 	}
 	want := map[string]counts{
 		"a": {Reconfigs: 2, Migrations: 1},
@@ -236,10 +236,10 @@ func TestDisruptionsArePerJob(t *testing.T) {
 	}
 	m := r.Metrics()
 	gotM := map[string]float64{}
-	for _, k := range []string{"reconfig_per_job", "migrate_per_job", "preempt_per_job"} {
+	for _, k := range []string{"reconfig_per_job", "migrate_per_job", "preempt_per_job", "flaps"} {
 		gotM[k] = m[k]
 	}
-	wantM := map[string]float64{"reconfig_per_job": 2.0 / 3, "migrate_per_job": 1.0 / 3, "preempt_per_job": 2.0 / 3}
+	wantM := map[string]float64{"reconfig_per_job": 2.0 / 3, "migrate_per_job": 1.0 / 3, "preempt_per_job": 2.0 / 3, "flaps": 0}
 	if diff := cmp.Diff(wantM, gotM, cmpopts.EquateApprox(1e-12, 0)); diff != "" {
 		t.Errorf("per-job metrics (-want +got):\n%s", diff)
 	}
