@@ -12,6 +12,13 @@
 // co-location) and elastico-no-pds (no reservation, no coordinated
 // reconfiguration), and the baselines volcano, lucid and tiresias.
 //
+// Epochs fall every ΔT (-epoch, default 1 min) while a job runs or waits,
+// as a host's loop calls Epoch; -epochs changes calls the policy only after
+// an arrival or a completion, the simulator's old event-driven mode. A run
+// whose policy flaps (undoes a plan with nothing changed, sim.Flap) fails,
+// unless -allow-flaps; tiresias's flaps are always only counted (2D-LAS
+// swaps jobs back by design).
+//
 // With -out DIR it writes table.txt, summary.json, summary.csv, jobs.csv
 // (every job of every run) and three PNG plots. With -json it prints the
 // JSON summary instead of the table. Progress goes to the terminal only.
@@ -41,21 +48,29 @@ import (
 // defaultTrace is the shipped trace replayed when -trace is not given.
 const defaultTrace = "gavel/0e4a51.trace"
 
+// defaultEpoch is the replay's ΔT: a host's 5 s would make the default
+// replay take minutes and the 512-GPU matrix hours, with an epoch every ΔT.
+const defaultEpoch = time.Minute
+
 // policies are the policy names, in report order.
+// Tiresias's 2D-LAS swaps jobs back by design (a job preempted for one of
+// less attained service resumes once that one has attained as much): its
+// flaps are counted, not failed.
 var policies = []struct {
-	name      string
-	help      string
-	new       func() (elastico.Scheduler, error)
-	heartbeat time.Duration
+	name       string
+	help       string
+	new        func() (elastico.Scheduler, error)
+	heartbeat  time.Duration
+	allowFlaps bool
 }{
-	{"elastico", "pds.New with every default", pdsWith(pds.Ablation{}), 0},
-	{"elastico-no-rst", "ablation −RST: fixed configuration", pdsWith(pds.Ablation{FixedConfiguration: true}), 0},
-	{"elastico-no-esp", "ablation −ESP: greedy first fit instead of prices", pdsWith(pds.Ablation{GreedyFirstFit: true}), 0},
-	{"elastico-no-iac", "ablation −IAC: memory-only co-location", pdsWith(pds.Ablation{MemoryOnlyColocation: true}), 0},
-	{"elastico-no-pds", "ablation −PDS: no reservation, no coordinated reconfiguration", pdsWith(pds.Ablation{NoReservation: true, NoCoordinatedReconfiguration: true}), 0},
-	{baseline.VolcanoName, "Volcano-like gang FIFO with backfill, whole GPUs", func() (elastico.Scheduler, error) { return baseline.Volcano{}, nil }, 0},
-	{baseline.LucidName, "Lucid-like packing of pairs by SM use and memory", func() (elastico.Scheduler, error) { return baseline.Lucid{}, nil }, 0},
-	{baseline.TiresiasName, "Tiresias-like 2D-LAS", func() (elastico.Scheduler, error) { return baseline.Tiresias{}, nil }, baseline.TiresiasHeartbeat},
+	{"elastico", "pds.New with every default", pdsWith(pds.Ablation{}), 0, false},
+	{"elastico-no-rst", "ablation −RST: fixed configuration", pdsWith(pds.Ablation{FixedConfiguration: true}), 0, false},
+	{"elastico-no-esp", "ablation −ESP: greedy first fit instead of prices", pdsWith(pds.Ablation{GreedyFirstFit: true}), 0, false},
+	{"elastico-no-iac", "ablation −IAC: memory-only co-location", pdsWith(pds.Ablation{MemoryOnlyColocation: true}), 0, false},
+	{"elastico-no-pds", "ablation −PDS: no reservation, no coordinated reconfiguration", pdsWith(pds.Ablation{NoReservation: true, NoCoordinatedReconfiguration: true}), 0, false},
+	{baseline.VolcanoName, "Volcano-like gang FIFO with backfill, whole GPUs", func() (elastico.Scheduler, error) { return baseline.Volcano{}, nil }, 0, false},
+	{baseline.LucidName, "Lucid-like packing of pairs by SM use and memory", func() (elastico.Scheduler, error) { return baseline.Lucid{}, nil }, 0, false},
+	{baseline.TiresiasName, "Tiresias-like 2D-LAS", func() (elastico.Scheduler, error) { return baseline.Tiresias{}, nil }, baseline.TiresiasHeartbeat, true},
 }
 
 func pdsWith(a pds.Ablation) func() (elastico.Scheduler, error) {
@@ -67,7 +82,8 @@ type options struct {
 	gpus, seeds, jobs                 int
 	load, inference, floor, noise     float64
 	epoch, heartbeat                  time.Duration
-	json, capacity                    bool
+	epochs                            string // every|changes; "": every
+	json, capacity, allowFlaps        bool
 	parallel                          int
 }
 
@@ -86,8 +102,10 @@ func main() {
 	flag.Float64Var(&o.inference, "inference", 0, "fraction of single-GPU training jobs turned into offline LLM inference jobs (a modelled family)")
 	flag.Float64Var(&o.floor, "floor", 0.5, "an inference job's floor, as a fraction of its requested throughput")
 	flag.Float64Var(&o.noise, "noise", 0, "relative error of the profiled throughputs the policies see")
-	flag.DurationVar(&o.epoch, "epoch", 5*time.Second, "ΔT, the epoch interval in simulated time")
-	flag.DurationVar(&o.heartbeat, "heartbeat", 0, "epoch at least this often while jobs wait, for every policy (default: only tiresias, every "+baseline.TiresiasHeartbeat.String()+")")
+	flag.DurationVar(&o.epoch, "epoch", defaultEpoch, "ΔT, the epoch interval in simulated time")
+	flag.StringVar(&o.epochs, "epochs", "every", "every: an epoch every ΔT while a job runs or waits, as a host's loop; changes: only the first ΔT after an arrival or a completion (and heartbeats)")
+	flag.DurationVar(&o.heartbeat, "heartbeat", 0, "with -epochs changes, an epoch at least this often while jobs wait, for every policy (default: only tiresias, every "+baseline.TiresiasHeartbeat.String()+")")
+	flag.BoolVar(&o.allowFlaps, "allow-flaps", false, "count every policy's flaps (a plan undone with nothing changed) instead of failing its runs; tiresias's are always only counted")
 	flag.BoolVar(&o.capacity, "capacity", false, "also find the GPUs each policy needs to match volcano's average JCT (slow)")
 	flag.IntVar(&o.parallel, "parallel", 0, "simulations at once (default GOMAXPROCS)")
 	flag.Parse()
@@ -112,11 +130,11 @@ func selectPolicies(list string) ([]sim.Policy, error) {
 	if list == "" || list == "all" {
 		for _, p := range policies {
 			if list == "all" {
-				out = append(out, sim.Policy{Name: p.name, New: p.new, Heartbeat: p.heartbeat})
+				out = append(out, sim.Policy{Name: p.name, New: p.new, Heartbeat: p.heartbeat, AllowFlaps: p.allowFlaps})
 				continue
 			}
 			if !strings.HasPrefix(p.name, "elastico-") {
-				out = append(out, sim.Policy{Name: p.name, New: p.new, Heartbeat: p.heartbeat})
+				out = append(out, sim.Policy{Name: p.name, New: p.new, Heartbeat: p.heartbeat, AllowFlaps: p.allowFlaps})
 			}
 		}
 		return out, nil
@@ -126,7 +144,7 @@ func selectPolicies(list string) ([]sim.Policy, error) {
 		found := false
 		for _, p := range policies {
 			if p.name == name {
-				out = append(out, sim.Policy{Name: p.name, New: p.new, Heartbeat: p.heartbeat})
+				out = append(out, sim.Policy{Name: p.name, New: p.new, Heartbeat: p.heartbeat, AllowFlaps: p.allowFlaps})
 				found = true
 			}
 		}
@@ -166,6 +184,12 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	if o.gpus < 1 || o.seeds < 1 {
 		return fmt.Errorf("-gpus %d and -seeds %d must be ≥ 1", o.gpus, o.seeds)
 	}
+	mode := sim.EpochsEvery
+	if o.epochs != "" {
+		if mode, err = sim.ParseEpochMode(o.epochs); err != nil {
+			return fmt.Errorf("-epochs: %w", err)
+		}
+	}
 	tr, err := readTrace(o.trace, o.format)
 	if err != nil {
 		return err
@@ -197,7 +221,7 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	e := &sim.Experiment{
 		Truth: truth, Trace: tr, GPUs: o.gpus, Seeds: seeds, Policies: pols, Parallel: o.parallel, KeepGoing: true,
 		Workload: sim.WorkloadOptions{Load: o.load, Jobs: jobs, InferenceFraction: o.inference, InferenceFloor: o.floor, ProfileNoise: o.noise},
-		Run:      sim.Config{Epoch: o.epoch, Heartbeat: o.heartbeat},
+		Run:      sim.Config{Epoch: o.epoch, Epochs: mode, Heartbeat: o.heartbeat, AllowFlaps: o.allowFlaps},
 		Progress: sim.TerminalProgress(os.Stderr, fmt.Sprintf("replaying %s on %d GPUs:", tr.Name, o.gpus)),
 	}
 	start := time.Now()
@@ -216,7 +240,7 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	meta := map[string]any{
 		"predictor": pred.Info().Label, "predictor_trained_on_ground_truth": sawTruth,
 		"trace": tr.Name, "format": tr.Format, "ground_truth_gpu": truth.GPU.Model, "load": o.load, "jobs_per_window": jobs,
-		"inference_fraction": o.inference, "epoch": o.epoch.String(), "heartbeat": o.heartbeat.String(),
+		"inference_fraction": o.inference, "epoch": o.epoch.String(), "epochs": mode.String(), "heartbeat": o.heartbeat.String(), "allow_flaps": o.allowFlaps,
 		"costs": sim.DefaultCosts, "wall_seconds": time.Since(start).Seconds(), "cpus": runtime.GOMAXPROCS(0),
 		"co_location_model": truth.CoLocationFit,
 	}

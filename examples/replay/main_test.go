@@ -17,7 +17,7 @@ func TestReplaySmall(t *testing.T) {
 	if err := run(context.Background(), o, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"volcano", "lucid", "tiresias", "JCT gain vs volcano", "16 GPUs"} {
+	for _, want := range []string{"volcano", "lucid", "tiresias", "JCT gain vs volcano", "16 GPUs", "preempt/job", "flaps"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
@@ -53,7 +53,9 @@ func TestReplaySmall(t *testing.T) {
 
 func TestReplayJSONAndPollux(t *testing.T) {
 	var out bytes.Buffer
-	o := options{gpus: 8, seeds: 2, jobs: 20, load: 1, policies: "elastico,volcano", json: true, trace: "shipped:pollux/workload-1.csv", format: "pollux"}
+	// allowFlaps: pds still changes its mind with nothing changed under
+	// epochs every ΔT; this test is about the JSON and Pollux's truth.
+	o := options{gpus: 8, seeds: 2, jobs: 20, load: 1, policies: "elastico,volcano", json: true, trace: "shipped:pollux/workload-1.csv", format: "pollux", allowFlaps: true}
 	if err := run(context.Background(), o, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -61,8 +63,27 @@ func TestReplayJSONAndPollux(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &s); err != nil {
 		t.Fatalf("-json output does not parse: %v", err)
 	}
-	if meta, _ := s["meta"].(map[string]any); meta["ground_truth_gpu"] != "T4" {
+	meta, _ := s["meta"].(map[string]any)
+	if meta["ground_truth_gpu"] != "T4" {
 		t.Errorf("a Pollux workload should run on Pollux's T4 truth: %v", meta["ground_truth_gpu"])
+	}
+	if meta["epochs"] != "every" || meta["allow_flaps"] != true {
+		t.Errorf("meta: epochs %v, allow_flaps %v; want every, true", meta["epochs"], meta["allow_flaps"])
+	}
+}
+
+func TestReplayEpochsChanges(t *testing.T) {
+	var out bytes.Buffer
+	o := options{gpus: 8, seeds: 1, jobs: 20, load: 1, policies: "volcano,tiresias", epochs: "changes", json: true}
+	if err := run(context.Background(), o, &out); err != nil {
+		t.Fatal(err)
+	}
+	var s struct{ Meta map[string]any }
+	if err := json.Unmarshal(out.Bytes(), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Meta["epochs"] != "changes" {
+		t.Errorf("meta epochs %v, want changes", s.Meta["epochs"])
 	}
 }
 
@@ -73,6 +94,7 @@ func TestReplayBadFlags(t *testing.T) {
 		{gpus: 8, seeds: 1, format: "philly"},
 		{gpus: 8, seeds: 1, trace: "/nonexistent.trace"},
 		{gpus: 8, seeds: 1, gpu: "a100"},
+		{gpus: 8, seeds: 1, epochs: "sometimes"},
 	} {
 		if err := run(context.Background(), o, &bytes.Buffer{}); err == nil {
 			t.Errorf("%+v: no error", o)
