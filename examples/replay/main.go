@@ -48,8 +48,9 @@ import (
 // defaultTrace is the shipped trace replayed when -trace is not given.
 const defaultTrace = "gavel/0e4a51.trace"
 
-// defaultEpoch is the replay's ΔT: a host's 5 s would make the default
-// replay take minutes and the 512-GPU matrix hours, with an epoch every ΔT.
+// defaultEpoch is the replay's ΔT: with an epoch every ΔT, a host's 5 s
+// made the default replay take 3 to 8 minutes on 2 cores, 1 min takes 15 to
+// 50 s (examples/replay/README.md).
 const defaultEpoch = time.Minute
 
 // policies are the policy names, in report order.
