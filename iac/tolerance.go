@@ -41,6 +41,17 @@ func (t Tolerance) At(q float64) float64 {
 	return t.Tau0 * (1 + math.Min(t.Beta*q, t.BetaMax))
 }
 
+// Max is the most τ ever reaches, τ0·(1 + βmax) (τ0 when β is 0): the
+// tolerance a scheduler may keep a pair that already shares a GPU to, so
+// that a queue that shrinks by the very job it started does not split the
+// pair again (and the next epoch start it again).
+func (t Tolerance) Max() float64 {
+	if t.Beta == 0 {
+		return t.Tau0
+	}
+	return t.Tau0 * (1 + t.BetaMax)
+}
+
 // Violates reports whether a predicted slowdown exceeds τ at pressure q.
 func (t Tolerance) Violates(slowdown, q float64) bool { return slowdown > t.At(q) }
 

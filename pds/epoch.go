@@ -62,7 +62,13 @@ type epoch struct {
 	famOff   []int32   // job j's profiles have the slots famOff[j] to famOff[j+1]-1
 	famG     []float64 // G̃ of each profile
 	tau, q   float64
-	effCap   elastico.Vector
+	tauKeep  float64 // the tolerance of a pair that shares a GPU as before: τ's cap
+
+	displaced, evict, restored []int32 // restore's scratch
+	uf                         []int32 // revertGroups' union-find over GPUs
+	gain                       []float64
+	blocked                    []bool
+	effCap                     elastico.Vector
 
 	items   []elastico.PlacementItem
 	jobItem []int32
@@ -144,7 +150,7 @@ type result struct {
 type violation struct {
 	victim, aggressor int32 // jobs
 	gpu               int32
-	slowdown          float64
+	slowdown, limit   float64 // limit: the tolerance it exceeds
 }
 
 func grow[T any](s []T, n int) []T {
@@ -276,6 +282,8 @@ func (e *epoch) run(ctx context.Context) (*elastico.Plan, error) {
 	if err := e.resolve(ctx); err != nil {
 		return nil, err
 	}
+	e.restore()
+	e.revertGroups()
 	e.hold()
 	return e.plan(), nil
 }
@@ -889,6 +897,19 @@ func (e *epoch) account() *account {
 const slack = 1e-9
 
 func over(x, c float64) bool { return x > c+slack*math.Max(1, c) }
+
+// sub takes back one job's replicas from gs, which add put there.
+func (a *account) sub(gs []elastico.GPURef, p *elastico.Profile) {
+	d := &p.Demand
+	for _, r := range gs {
+		g := a.e.global(r)
+		a.sm[g] -= d.SM
+		a.mem[g] -= d.GPUMemory
+		a.jobs[g]--
+		a.cpu[r.Node] -= d.CPU
+		a.ram[r.Node] -= d.RAM
+	}
+}
 
 // add puts one job's replicas on gs, or returns why they do not fit and
 // leaves the account unchanged.

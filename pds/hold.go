@@ -1,6 +1,9 @@
 package pds
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/elastico/elastico"
 )
 
@@ -83,4 +86,328 @@ func (e *epoch) displacementCost(r *result) (cost float64, moved bool) {
 		}
 	}
 	return cost, moved
+}
+
+// restoreReason is the status of a waiting job the best plan would have
+// started on GPUs that restore gave back to the running job it displaced.
+const restoreReason = "its GPUs stay with a running job: displacing it would gain less than its restart costs"
+
+// restore gives back, one at a time, each running job that the best plan
+// displaces where the displacement does not pay on its own: the job runs
+// again as the State has it when what it is worth there (its value and
+// keepBonus) exceeds what the plan does instead, its value under the
+// plan's assignment and that of the waiting jobs the plan starts on its
+// GPUs, which then wait. hold weighs whole plans; a plan that pays as a
+// whole still carries displacements that gain nothing, drawn by the
+// market's prices of the moment (a job preempted for an equal one, a gang
+// reshaped and back), and the next epoch's market draws others. Jobs that
+// a restore would leave beside a neighbour above tolerance, that another
+// running job moved onto, or that a job waits for at held GPUs are left as
+// the plan has them. Jobs are taken by the worth they keep, highest first.
+func (e *epoch) restore() {
+	if e.cfg.Pinned {
+		return // pin already keeps every running job
+	}
+	b := &e.best
+	e.displaced = e.displaced[:0]
+	for j := range e.jobs {
+		js := &e.jobs[j]
+		if js.running && js.curOpt >= 0 && !e.unchanged(b, int32(j)) {
+			e.displaced = append(e.displaced, int32(j))
+		}
+	}
+	if len(e.displaced) == 0 {
+		return
+	}
+	kept := func(j int32) float64 {
+		js := &e.jobs[j]
+		return e.valueOf(j, js.cur) + js.scale*js.keep
+	}
+	slices.SortStableFunc(e.displaced, func(x, y int32) int { return cmp.Compare(kept(y), kept(x)) })
+	acc := e.account()
+	for j := range e.jobs {
+		if gs := b.gpus[j]; gs != nil {
+			acc.add(gs, &e.jobs[j].job.Family[b.choice[j]])
+		}
+	}
+	e.residents(b)
+	e.restored = e.restored[:0]
+	for _, j := range e.displaced {
+		js := &e.jobs[j]
+		gain := 0.0 // of putting j back, before what j is worth there
+		if b.gpus[j] != nil {
+			gain -= e.valueOf(j, b.choice[j])
+		}
+		// The waiting jobs the plan starts on j's GPUs give way; a running
+		// job there stays (and must fit beside it).
+		e.evict = e.evict[:0]
+		ok := true
+		for _, r := range js.curGPUs {
+			g := e.global(r)
+			for _, x := range e.on(g) {
+				if x == j || !slices.Contains(b.gpus[x], r) || slices.Contains(e.evict, x) {
+					continue
+				}
+				if e.jobs[x].running {
+					continue
+				}
+				if e.heldFor(int(x)) != nil {
+					ok = false
+					break
+				}
+				e.evict = append(e.evict, x)
+				gain -= e.valueOf(x, b.choice[x])
+			}
+		}
+		if !ok || gain+kept(j) <= 0 {
+			continue
+		}
+		if b.gpus[j] != nil {
+			acc.sub(b.gpus[j], &js.job.Family[b.choice[j]])
+		}
+		for _, x := range e.evict {
+			acc.sub(b.gpus[x], &e.jobs[x].job.Family[b.choice[x]])
+		}
+		// Back under its configuration, or under another on the same GPUs
+		// (a restart, so without keepBonus) if that is worth more: the
+		// market may have preempted it only for want of that one.
+		best, bestGain := int32(-1), 0.0
+		for o := js.first; o < js.first+js.n; o++ {
+			k := e.optFam[o]
+			p := &js.job.Family[k]
+			worth := e.valueOf(j, k)
+			if k == js.cur {
+				worth = kept(j)
+			}
+			if p.Demand.GPUs != len(js.curGPUs) || gain+worth <= bestGain {
+				continue
+			}
+			if acc.add(js.curGPUs, p) != "" {
+				continue
+			}
+			acc.sub(js.curGPUs, p)
+			if e.loudBeside(b, j, k) {
+				continue
+			}
+			best, bestGain = k, gain+worth
+		}
+		if best < 0 {
+			for _, x := range e.evict {
+				acc.add(b.gpus[x], &e.jobs[x].job.Family[b.choice[x]])
+			}
+			if b.gpus[j] != nil {
+				acc.add(b.gpus[j], &js.job.Family[b.choice[j]])
+			}
+			continue
+		}
+		acc.add(js.curGPUs, &js.job.Family[best])
+		for _, x := range e.evict {
+			b.choice[x], b.gpus[x], b.code[x], b.reason[x] = -1, nil, elastico.Unplaceable, restoreReason
+		}
+		b.choice[j], b.gpus[j], b.code[j], b.reason[j] = best, js.curGPUs, elastico.Scheduled, ""
+		e.restored = append(e.restored, j)
+	}
+	if len(e.restored) > 0 {
+		b.score = e.score(b)
+	}
+}
+
+// loudBeside reports whether running job j, put back where it runs under
+// family index k, would
+// share a GPU with a job of plan b (other than those restore evicts) above
+// tolerance, either way round: e.tauKeep beside a job that shares the GPU
+// as before, τ(t) beside any other.
+func (e *epoch) loudBeside(b *result, j, k int32) bool {
+	if !e.memo.on() {
+		return false
+	}
+	js := &e.jobs[j]
+	loud := func(x int32, g int32) bool {
+		limit := e.tau
+		if k == js.cur && e.sharedAsBefore(b, x, g) {
+			limit = e.tauKeep
+		}
+		return e.memo.slowdown(j, k, x, b.choice[x]) > limit || e.memo.slowdown(x, b.choice[x], j, k) > limit
+	}
+	for _, r := range js.curGPUs {
+		g := e.global(r)
+		on := e.on(g)
+		for _, x := range on {
+			if x != j && slices.Contains(b.gpus[x], r) && !slices.Contains(e.evict, x) && loud(x, g) {
+				return true
+			}
+		}
+		for _, x := range e.restored {
+			if !slices.Contains(on, x) && slices.Contains(b.gpus[x], r) && loud(x, g) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// revertGroups puts back, as the State has them, each group of changes of
+// plan b that gains less than it costs. A group is the changed jobs (the
+// running jobs b preempts, moves or reshapes, and the waiting jobs it
+// starts) linked through the GPUs they leave or take: undoing a group
+// gives each of its GPUs back exactly the jobs it holds now, so it always
+// fits. It gains what the group's running jobs are worth where they run
+// (value and keepBonus) less what all its jobs are worth in b. restore
+// undoes single displacements; a reshuffle in which a gang gives way so
+// that running jobs grow onto its GPUs links them all, and only a group
+// can weigh it.
+func (e *epoch) revertGroups() {
+	if e.cfg.Pinned {
+		return
+	}
+	b := &e.best
+	e.uf = resize(e.uf, e.ngpu)
+	for g := range e.uf {
+		e.uf[g] = int32(g)
+	}
+	e.displaced = e.displaced[:0]
+	for j := range e.jobs {
+		js := &e.jobs[j]
+		changed := js.running && js.curOpt >= 0 && !e.unchanged(b, int32(j)) || !js.running && b.gpus[j] != nil
+		if !changed {
+			continue
+		}
+		e.displaced = append(e.displaced, int32(j))
+		first := int32(-1)
+		link := func(gs []elastico.GPURef) {
+			for _, r := range gs {
+				g := e.global(r)
+				if first < 0 {
+					first = g
+				} else {
+					e.union(first, g)
+				}
+			}
+		}
+		if js.running {
+			link(js.curGPUs)
+		}
+		link(b.gpus[j])
+	}
+	if len(e.displaced) == 0 {
+		return
+	}
+	e.gain = grow(e.gain, e.ngpu)
+	e.blocked = grow(e.blocked, e.ngpu)
+	for _, j := range e.displaced {
+		js := &e.jobs[j]
+		root := e.find(e.anyGPU(b, j))
+		if b.gpus[j] != nil {
+			e.gain[root] -= e.valueOf(j, b.choice[j])
+		}
+		switch {
+		case js.running:
+			e.gain[root] += e.valueOf(j, js.cur) + js.scale*js.keep
+		case e.heldFor(int(j)) != nil:
+			e.blocked[root] = true // a job waits for these GPUs
+		}
+	}
+	// Undo the groups that gain, if their jobs as before are not loud and
+	// fit (a group shares its nodes' CPU and RAM with the others).
+	if e.memo.on() && len(e.sqOff) > 0 {
+		for g := range int32(e.ngpu) {
+			root := e.find(g)
+			if e.blocked[root] || e.gain[root] <= 0 {
+				continue
+			}
+			cur := e.curRes[e.curOff[g]:e.curOff[g+1]]
+			sq := e.sq[e.sqOff[g]:]
+			for x := range cur {
+				for y := range cur {
+					if x != y && sq[x*len(cur)+y] > e.tauKeep {
+						e.blocked[root] = true
+					}
+				}
+			}
+		}
+	}
+	root := func(j int32) int32 { return e.find(e.anyGPU(b, j)) }
+	slices.SortStableFunc(e.displaced, func(x, y int32) int { return cmp.Compare(root(x), root(y)) })
+	acc := e.account()
+	for j := range e.jobs {
+		if gs := b.gpus[j]; gs != nil {
+			acc.add(gs, &e.jobs[j].job.Family[b.choice[j]])
+		}
+	}
+	reverted := false
+	for lo := 0; lo < len(e.displaced); {
+		r := root(e.displaced[lo])
+		hi := lo + 1
+		for hi < len(e.displaced) && root(e.displaced[hi]) == r {
+			hi++
+		}
+		group := e.displaced[lo:hi]
+		lo = hi
+		if e.blocked[r] || e.gain[r] <= 0 {
+			continue
+		}
+		for _, j := range group {
+			if b.gpus[j] != nil {
+				acc.sub(b.gpus[j], &e.jobs[j].job.Family[b.choice[j]])
+			}
+		}
+		fits := 0
+		for _, j := range group {
+			js := &e.jobs[j]
+			if js.running && acc.add(js.curGPUs, &js.job.Family[js.cur]) != "" {
+				break
+			}
+			fits++
+		}
+		if fits < len(group) {
+			for _, j := range group[:fits] {
+				if js := &e.jobs[j]; js.running {
+					acc.sub(js.curGPUs, &js.job.Family[js.cur])
+				}
+			}
+			for _, j := range group {
+				if b.gpus[j] != nil {
+					acc.add(b.gpus[j], &e.jobs[j].job.Family[b.choice[j]])
+				}
+			}
+			continue
+		}
+		for _, j := range group {
+			js := &e.jobs[j]
+			if js.running {
+				b.choice[j], b.gpus[j], b.code[j], b.reason[j] = js.cur, js.curGPUs, elastico.Scheduled, ""
+			} else {
+				b.choice[j], b.gpus[j], b.code[j], b.reason[j] = -1, nil, elastico.Unplaceable, restoreReason
+			}
+		}
+		reverted = true
+	}
+	if reverted {
+		b.score = e.score(b)
+	}
+}
+
+// anyGPU is one GPU job j holds now or in plan b.
+func (e *epoch) anyGPU(b *result, j int32) int32 {
+	if js := &e.jobs[j]; js.running {
+		return e.global(js.curGPUs[0])
+	}
+	return e.global(b.gpus[j][0])
+}
+
+func (e *epoch) find(g int32) int32 {
+	for e.uf[g] != g {
+		e.uf[g] = e.uf[e.uf[g]]
+		g = e.uf[g]
+	}
+	return g
+}
+
+func (e *epoch) union(a, b int32) {
+	a, b = e.find(a), e.find(b)
+	if a < b {
+		e.uf[b] = a
+	} else if b < a {
+		e.uf[a] = b
+	}
 }

@@ -199,6 +199,11 @@ func (e *epoch) on(g int32) []int32 { return e.resJobs[e.resOff[g]:e.resOff[g+1]
 
 // check fills e.viol with the ordered co-located pairs of r predicted above
 // tolerance, one per pair (on the first GPU they share), in a fixed order.
+// Two jobs that share the GPU as they did when the epoch began (both under
+// their running configurations) are held to τ's cap, e.tauKeep, not to
+// τ(t): τ(t) falls as the queue shrinks, and the job that shrank it by
+// starting would otherwise be split from its neighbour at the next epoch,
+// and started beside it again at the one after.
 func (e *epoch) check(r *result) {
 	e.viol = e.viol[:0]
 	if !e.memo.on() {
@@ -219,8 +224,8 @@ func (e *epoch) check(r *result) {
 			sq := e.sq[e.sqOff[g]:]
 			for x, a := range cur {
 				for y, b := range cur {
-					if x != y && sq[x*len(cur)+y] > e.tau {
-						e.viol = append(e.viol, violation{victim: a, aggressor: b, gpu: g, slowdown: sq[x*len(cur)+y]})
+					if x != y && sq[x*len(cur)+y] > e.tauKeep {
+						e.viol = append(e.viol, violation{victim: a, aggressor: b, gpu: g, slowdown: sq[x*len(cur)+y], limit: e.tauKeep})
 					}
 				}
 			}
@@ -231,8 +236,12 @@ func (e *epoch) check(r *result) {
 				if a == b || e.cfg.Pinned && e.asIs(r, a, g) && e.asIs(r, b, g) {
 					continue
 				}
-				if s := e.memo.slowdown(a, r.choice[a], b, r.choice[b]); s > e.tau {
-					e.viol = append(e.viol, violation{victim: a, aggressor: b, gpu: g, slowdown: s})
+				limit := e.tau
+				if e.sharedAsBefore(r, a, g) && e.sharedAsBefore(r, b, g) {
+					limit = e.tauKeep
+				}
+				if s := e.memo.slowdown(a, r.choice[a], b, r.choice[b]); s > limit {
+					e.viol = append(e.viol, violation{victim: a, aggressor: b, gpu: g, slowdown: s, limit: limit})
 				}
 			}
 		}
@@ -333,9 +342,9 @@ func (e *epoch) deferNewcomers(b *result) (putBack bool) {
 		}
 		gpu := e.gpuOf(v.gpu).ID
 		if d == v.victim {
-			b.reason[d] = fmt.Sprintf("its predicted slowdown beside job %q on GPU %s is %.3g, above the tolerance %.3g", e.jobs[v.aggressor].job.ID, gpu, v.slowdown, e.tau)
+			b.reason[d] = fmt.Sprintf("its predicted slowdown beside job %q on GPU %s is %.3g, above the tolerance %.3g", e.jobs[v.aggressor].job.ID, gpu, v.slowdown, v.limit)
 		} else {
-			b.reason[d] = fmt.Sprintf("it would slow job %q on GPU %s by %.3g, above the tolerance %.3g", e.jobs[v.victim].job.ID, gpu, v.slowdown, e.tau)
+			b.reason[d] = fmt.Sprintf("it would slow job %q on GPU %s by %.3g, above the tolerance %.3g", e.jobs[v.victim].job.ID, gpu, v.slowdown, v.limit)
 		}
 		b.code[d] = elastico.Interference
 		b.gpus[d] = nil
@@ -366,4 +375,11 @@ func (e *epoch) newcomer(r *result, v violation) int32 {
 		return v.aggressor
 	}
 	return max(v.victim, v.aggressor)
+}
+
+// sharedAsBefore reports whether running job j is on GPU g in plan r under
+// the configuration it runs, as it was when the epoch began.
+func (e *epoch) sharedAsBefore(r *result, j, g int32) bool {
+	js := &e.jobs[j]
+	return js.running && r.choice[j] == js.cur && slices.Contains(js.curGPUs, e.ref(g))
 }

@@ -97,6 +97,7 @@ func (e *epoch) buildMarket() {
 		e.q = math.MaxFloat64
 	}
 	e.tau = e.cfg.Tolerance.At(e.q)
+	e.tauKeep = max(e.tau, e.cfg.Tolerance.Max())
 
 	// Reservation (Eq. 12): γ·R_min of waiting jobs is held back from the
 	// market (C_eff = C − γ·Σ R_min), and admit spends it on the waiting

@@ -454,8 +454,10 @@ func TestEpochReshapeThatDoesNotFitKeepsTheJob(t *testing.T) {
 	}
 }
 
-// TestEpochAdaptiveTolerance: a running pair predicted 1.2× (above τ0 ≈
-// 1.11) keeps sharing a GPU only while a queue presses (Eq. 11).
+// TestEpochAdaptiveTolerance: a pair predicted 1.2× (above τ0 ≈ 1.11)
+// starts sharing a GPU while a queue presses (Eq. 11); once it
+// shares, it is split only above τ's cap τ0·(1+βmax) ≈ 1.61, so that the
+// queue its start shrank does not split it again.
 func TestEpochAdaptiveTolerance(t *testing.T) {
 	job := func(id string, sm float64, running bool) elastico.Job {
 		j := elastico.Job{ID: id, Family: []elastico.Profile{{Family: id, Config: elastico.Configuration{ID: "c", BatchSize: 32},
@@ -466,21 +468,24 @@ func TestEpochAdaptiveTolerance(t *testing.T) {
 		return j
 	}
 	for _, tt := range []struct {
-		name  string
-		queue bool
-		wantY string
+		name     string
+		queue    bool
+		yRunning bool
+		slowdown float64
+		wantY    string
 	}{
-		{"no queue: τ = τ0, the pair is split", false, "Preempted"},
-		{"a queue: τ rises, the pair shares", true, "c@g0"},
+		{"a queue: τ rises, the pair starts", true, false, 1.2, "c@g0"},
+		{"no queue: the pair that shares keeps sharing", false, true, 1.2, "c@g0"},
+		{"a queue: a pair above τ's cap is split", true, true, 1.7, "Preempted"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			st := &elastico.State{Cluster: elastico.Cluster{Nodes: []elastico.Node{{ID: "n", CPU: 32, RAM: 256, GPUs: []elastico.GPU{{ID: "g0", Memory: 40, Shared: true}}}}},
-				Jobs: []elastico.Job{job("x", 0.4, true), job("y", 0.4, true)}}
+				Jobs: []elastico.Job{job("x", 0.4, true), job("y", 0.4, tt.yRunning)}}
 			if tt.queue { // a job that can never start here, but presses
 				st.Jobs = append(st.Jobs, elastico.Job{ID: "big", Family: []elastico.Profile{{Family: "big", Config: elastico.Configuration{ID: "c", GPUs: 1},
 					Demand: elastico.Demand{GPUs: 1, SM: 0.9, GPUMemory: 35, CPU: 1, RAM: 4}, Throughput: 1}}})
 			}
-			pred := tablePredictor{"y|x": 1.2}
+			pred := tablePredictor{"y|x": tt.slowdown}
 			s, _ := New(Config{Predictor: pred})
 			plan, err := s.Epoch(context.Background(), st)
 			if err != nil {
