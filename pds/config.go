@@ -126,7 +126,7 @@ type Config struct {
 	MinRunTime time.Duration
 	// ReserveAfter is how long a job may wait (since its Arrival, or since
 	// its preemption as Carry.Since records) before GPUs are held for it,
-	// as a backfill scheduler does: from then on, the oldest such jobs
+	// as a backfill scheduler does: from then on, the 16 oldest such jobs
 	// (highest priority first) each have GPUs where they fit, which no
 	// other job may start on; each starts there as soon as the jobs that
 	// run there finish or leave. So a gang is not overtaken forever by

@@ -38,14 +38,26 @@
 // (Job.RestartTime, else Config.RestartTime) loses over Config.Horizon,
 // and twice its worth while it has run less than Config.MinRunTime since
 // the epoch that started or changed it (Carry.Since). Deferred running
-// jobs keep their places before waiting jobs are admitted, and a final
-// pass (hold) keeps every running job where it runs unless the plan's
-// displacements gain more than they cost. A job that has waited
-// Config.ReserveAfter has GPUs held for it, as a backfill scheduler
-// holds them: no other job starts there, and it starts when the jobs on
-// them leave. With nothing changing, a host that applies each Plan sees
-// no job displaced twice and none restored (TestStableOverTime,
-// FuzzEpochOverTime, and the scenarios of stability_test.go).
+// jobs keep their places before waiting jobs are admitted. Three final
+// passes weigh the plan's displacements against that worth, each where
+// the market cannot: restore puts back each displaced running job (under
+// its configuration, or another on the same GPUs) whose GPUs are worth
+// more to it than to the waiting jobs the plan starts there; revertGroups
+// undoes each group of changes linked through the GPUs they leave and
+// take (a gang giving way so that running jobs grow) that gains less than
+// it costs; and hold keeps every running job where it runs unless the
+// whole plan's displacements gain more than they cost. A pair that
+// already shares a GPU is split only above τ's cap (iac.Tolerance.Max),
+// not above τ(t): the queue that a start shrank would otherwise lower τ(t)
+// under the pair it made, split it, and start it again an epoch later. A
+// job that has waited Config.ReserveAfter has GPUs held for it, as a
+// backfill scheduler holds them (the 16 oldest at a time): no other job
+// starts there, and it starts when the jobs on them leave. With nothing
+// changing, a host that applies each Plan sees no job displaced twice and
+// none restored (TestStableOverTime, FuzzEpochOverTime, and the scenarios
+// of stability_test.go); a waiting job that fits the empty cluster starts
+// within ReserveAfter plus the service of the jobs on the GPUs it is given
+// (TestNoStarvation).
 //
 // Departures from the paper, each for a reason found in testing:
 //

@@ -2,6 +2,7 @@ package pds
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -215,6 +216,77 @@ func TestWeightsAreHonoured(t *testing.T) {
 			if got := h.running(); fmt.Sprint(got) != "[j00 j01]" {
 				t.Errorf("runs %v, want [j00 j01]", got)
 			}
+		})
+	}
+}
+
+// TestNoStarvation: on random clusters, a job that fits the empty cluster
+// (a gang as wide as a node at most, at full SM) waits behind a stream of
+// smaller jobs that keep arriving and finishing; it starts within
+// ReserveAfter, plus the longest service of a job holding its GPUs, plus
+// one epoch to see it gone.
+func TestNoStarvation(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	var waited []int
+	defer func() { t.Logf("epochs the target waited: %v", waited) }()
+	for trial := range 30 {
+		nodes, per := 1+r.IntN(3), 2+r.IntN(7)
+		mem := 16 + 8*float64(r.IntN(4))
+		var nds []elastico.Node
+		tightCPU := r.IntN(2) == 0 // a CPU per GPU, and one spare: jobs sharing GPUs run out of CPU first
+		for n := range nodes {
+			nd := node(fmt.Sprintf("n%d", n), per, mem)
+			if tightCPU {
+				nd.CPU = float64(per + 1)
+			}
+			nds = append(nds, nd)
+		}
+		maxService, every, wide := 2+r.IntN(9), 1+r.IntN(3), 1+r.IntN(per)
+		t.Run(fmt.Sprintf("%d/%dx%d/cpu%v/gang%d/every%d/service%d", trial, nodes, per, tightCPU, wide, every, maxService), func(t *testing.T) {
+			service := map[string]int{}
+			next := 0
+			// A small job: never wider than the target, which must be the
+			// one that waits; any SM, up to half a GPU's memory.
+			small := func(now time.Time) elastico.Job {
+				id := fmt.Sprintf("s%03d", next)
+				next++
+				g := min(1+r.IntN(2), wide)
+				service[id] = 1 + r.IntN(maxService)
+				return plainJob(id, g, 0.3+0.7*r.Float64(), 1+r.Float64()*(mem/2-1), 100*float64(g), now)
+			}
+			var jobs []elastico.Job
+			for range 2 * nodes * per {
+				jobs = append(jobs, small(day0.Add(-time.Second)))
+			}
+			h := newHost(t, Config{}, &elastico.State{Now: day0, Cluster: cluster(nds...), Jobs: jobs})
+			// The target arrives once the small jobs fill the cluster.
+			const arrives = 2
+			bound := arrives + int(DefaultReserveAfter/h.dt) + maxService + 1
+			h.run(bound+20, func(e int) {
+				if e == arrives {
+					h.st.Jobs = append(h.st.Jobs, plainJob("target", wide, 1, mem/2, 100*float64(wide), h.st.Now))
+				}
+				for i := 0; i < len(h.st.Jobs); i++ {
+					j := &h.st.Jobs[i]
+					if j.Running == nil || j.ID == "target" {
+						continue
+					}
+					if service[j.ID]--; service[j.ID] <= 0 {
+						h.remove(j.ID)
+						i--
+					}
+				}
+				if e%every == 0 { // more than the cluster serves
+					for range 1 + nodes*per/maxService {
+						h.st.Jobs = append(h.st.Jobs, small(h.st.Now))
+					}
+				}
+			})
+			e, ok := h.started["target"]
+			if !ok || e > bound {
+				t.Fatalf("the target started at epoch %d (%v), want by %d:%s", e, ok, bound, h.history())
+			}
+			waited = append(waited, e-arrives)
 		})
 	}
 }

@@ -14,10 +14,11 @@
 //
 // Epochs fall every ΔT (-epoch, default 1 min) while a job runs or waits,
 // as a host's loop calls Epoch; -epochs changes calls the policy only after
-// an arrival or a completion, the simulator's old event-driven mode. A run
-// whose policy flaps (undoes a plan with nothing changed, sim.Flap) fails,
-// unless -allow-flaps; tiresias's flaps are always only counted (2D-LAS
-// swaps jobs back by design).
+// an arrival or a completion, the simulator's old event-driven mode. A
+// policy's flaps (a plan undone with nothing changed, sim.Flap) are counted
+// in the flaps column; with -strict-flaps the first one fails the run, as
+// the simulator's Stability invariant does by default. Tiresias's flaps are
+// always only counted (2D-LAS swaps jobs back by design).
 //
 // With -out DIR it writes table.txt, summary.json, summary.csv, jobs.csv
 // (every job of every run) and three PNG plots. With -json it prints the
@@ -84,7 +85,7 @@ type options struct {
 	load, inference, floor, noise     float64
 	epoch, heartbeat                  time.Duration
 	epochs                            string // every|changes; "": every
-	json, capacity, allowFlaps        bool
+	json, capacity, strictFlaps       bool
 	parallel                          int
 }
 
@@ -106,7 +107,7 @@ func main() {
 	flag.DurationVar(&o.epoch, "epoch", defaultEpoch, "ΔT, the epoch interval in simulated time")
 	flag.StringVar(&o.epochs, "epochs", "every", "every: an epoch every ΔT while a job runs or waits, as a host's loop; changes: only the first ΔT after an arrival or a completion (and heartbeats)")
 	flag.DurationVar(&o.heartbeat, "heartbeat", 0, "with -epochs changes, an epoch at least this often while jobs wait, for every policy (default: only tiresias, every "+baseline.TiresiasHeartbeat.String()+")")
-	flag.BoolVar(&o.allowFlaps, "allow-flaps", false, "count every policy's flaps (a plan undone with nothing changed) instead of failing its runs; tiresias's are always only counted")
+	flag.BoolVar(&o.strictFlaps, "strict-flaps", false, "fail a policy's run at its first flap (a plan undone with nothing changed) instead of counting it; tiresias's are always only counted")
 	flag.BoolVar(&o.capacity, "capacity", false, "also find the GPUs each policy needs to match volcano's average JCT (slow)")
 	flag.IntVar(&o.parallel, "parallel", 0, "simulations at once (default GOMAXPROCS)")
 	flag.Parse()
@@ -222,7 +223,7 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	e := &sim.Experiment{
 		Truth: truth, Trace: tr, GPUs: o.gpus, Seeds: seeds, Policies: pols, Parallel: o.parallel, KeepGoing: true,
 		Workload: sim.WorkloadOptions{Load: o.load, Jobs: jobs, InferenceFraction: o.inference, InferenceFloor: o.floor, ProfileNoise: o.noise},
-		Run:      sim.Config{Epoch: o.epoch, Epochs: mode, Heartbeat: o.heartbeat, AllowFlaps: o.allowFlaps},
+		Run:      sim.Config{Epoch: o.epoch, Epochs: mode, Heartbeat: o.heartbeat, AllowFlaps: !o.strictFlaps},
 		Progress: sim.TerminalProgress(os.Stderr, fmt.Sprintf("replaying %s on %d GPUs:", tr.Name, o.gpus)),
 	}
 	start := time.Now()
@@ -241,7 +242,7 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	meta := map[string]any{
 		"predictor": pred.Info().Label, "predictor_trained_on_ground_truth": sawTruth,
 		"trace": tr.Name, "format": tr.Format, "ground_truth_gpu": truth.GPU.Model, "load": o.load, "jobs_per_window": jobs,
-		"inference_fraction": o.inference, "epoch": o.epoch.String(), "epochs": mode.String(), "heartbeat": o.heartbeat.String(), "allow_flaps": o.allowFlaps,
+		"inference_fraction": o.inference, "epoch": o.epoch.String(), "epochs": mode.String(), "heartbeat": o.heartbeat.String(), "strict_flaps": o.strictFlaps,
 		"costs": sim.DefaultCosts, "wall_seconds": time.Since(start).Seconds(), "cpus": runtime.GOMAXPROCS(0),
 		"co_location_model": truth.CoLocationFit,
 	}

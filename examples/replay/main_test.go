@@ -53,9 +53,7 @@ func TestReplaySmall(t *testing.T) {
 
 func TestReplayJSONAndPollux(t *testing.T) {
 	var out bytes.Buffer
-	// allowFlaps: pds still changes its mind with nothing changed under
-	// epochs every ΔT; this test is about the JSON and Pollux's truth.
-	o := options{gpus: 8, seeds: 2, jobs: 20, load: 1, policies: "elastico,volcano", json: true, trace: "shipped:pollux/workload-1.csv", format: "pollux", allowFlaps: true}
+	o := options{gpus: 8, seeds: 2, jobs: 20, load: 1, policies: "elastico,volcano", json: true, trace: "shipped:pollux/workload-1.csv", format: "pollux"}
 	if err := run(context.Background(), o, &out); err != nil {
 		t.Fatal(err)
 	}
