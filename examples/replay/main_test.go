@@ -65,8 +65,8 @@ func TestReplayJSONAndPollux(t *testing.T) {
 	if meta["ground_truth_gpu"] != "T4" {
 		t.Errorf("a Pollux workload should run on Pollux's T4 truth: %v", meta["ground_truth_gpu"])
 	}
-	if meta["epochs"] != "every" || meta["allow_flaps"] != true {
-		t.Errorf("meta: epochs %v, allow_flaps %v; want every, true", meta["epochs"], meta["allow_flaps"])
+	if meta["epochs"] != "every" || meta["strict_flaps"] != false {
+		t.Errorf("meta: epochs %v, strict_flaps %v; want every, false", meta["epochs"], meta["strict_flaps"])
 	}
 }
 
