@@ -1,6 +1,7 @@
 package iac
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -21,12 +22,52 @@ type EvalConfig struct {
 // Metrics are one model's errors on a test set. MAPE is the mean of
 // |Ŝ − S| / S over test samples, in percent, with S the measured slowdown;
 // SpeedMAPE is the same on the speed 1/S (the paper's "decay"); R2 is the
-// coefficient of determination of Ŝ against S.
+// coefficient of determination of Ŝ against S. A metric that cannot be
+// computed is NaN: R2 of a test set whose slowdowns are all equal (it has
+// no variance to explain), every metric of an empty one. In JSON a NaN is
+// null (JSON has no NaN), and null reads back as NaN.
 type Metrics struct {
 	MAPE      float64 `json:"mape"`
 	R2        float64 `json:"r2"`
 	SpeedMAPE float64 `json:"speed_mape"`
 	N         int     `json:"n"`
+}
+
+// metricsJSON is Metrics as JSON carries it: nil for a metric that cannot
+// be computed.
+type metricsJSON struct {
+	MAPE      *float64 `json:"mape"`
+	R2        *float64 `json:"r2"`
+	SpeedMAPE *float64 `json:"speed_mape"`
+	N         int      `json:"n"`
+}
+
+// MarshalJSON writes a metric that cannot be computed (NaN, or ±Inf) as
+// null.
+func (m Metrics) MarshalJSON() ([]byte, error) {
+	orNull := func(x float64) *float64 {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil
+		}
+		return &x
+	}
+	return json.Marshal(metricsJSON{MAPE: orNull(m.MAPE), R2: orNull(m.R2), SpeedMAPE: orNull(m.SpeedMAPE), N: m.N})
+}
+
+// UnmarshalJSON reads null as NaN.
+func (m *Metrics) UnmarshalJSON(b []byte) error {
+	var j metricsJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	orNaN := func(p *float64) float64 {
+		if p == nil {
+			return math.NaN()
+		}
+		return *p
+	}
+	*m = Metrics{MAPE: orNaN(j.MAPE), R2: orNaN(j.R2), SpeedMAPE: orNaN(j.SpeedMAPE), N: j.N}
+	return nil
 }
 
 // FamilyMetrics are the three models' errors on the test samples whose

@@ -1,6 +1,7 @@
 package iac
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -122,5 +123,25 @@ func TestMetrics(t *testing.T) {
 	}
 	if d := cmp.Diff(want, m, cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) < 1e-12 })); d != "" {
 		t.Errorf("metrics (-want +got):\n%s", d)
+	}
+}
+
+// TestMetricsJSON: a metric that cannot be computed encodes as null (a
+// report with one must still encode) and reads back as NaN.
+func TestMetricsJSON(t *testing.T) {
+	r := Report{Mode: "holdout", MLP: Metrics{MAPE: 3.5, R2: math.NaN(), SpeedMAPE: 3.1, N: 4}, GBDT: Metrics{MAPE: math.Inf(1)}}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatalf("a report with a NaN metric does not encode: %v", err)
+	}
+	if !strings.Contains(string(b), `"mlp":{"mape":3.5,"r2":null,"speed_mape":3.1,"n":4}`) {
+		t.Errorf("encoded %s", b)
+	}
+	var back Report
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.MLP.MAPE != 3.5 || !math.IsNaN(back.MLP.R2) || back.MLP.N != 4 || !math.IsNaN(back.GBDT.MAPE) {
+		t.Errorf("read back %+v", back)
 	}
 }

@@ -11,7 +11,9 @@
 //
 // -json prints the report(s) as JSON instead of a table:
 // {"mlp":{"mape":…,"r2":…},"gbdt":{…},"linear":{…},"train_pairs":…,"test_pairs":…}
-// (MAPE in percent; pairs are ordered pairs, one per measured direction).
+// (MAPE in percent; pairs are ordered pairs, one per measured direction;
+// null for a metric that cannot be computed, such as R² of a test set whose
+// slowdowns are all equal: see iac.Metrics).
 // The file formats are documented in iac.ReadProfiles and
 // iac.Dataset.ReadPairs; examples/gavel2csv writes Gavel's data in them.
 package main
