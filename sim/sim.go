@@ -629,6 +629,8 @@ func (s *simulation) buildState() *elastico.State {
 			Running:   j.assign,
 			Spread:    true,
 			Optimizer: j.Family.Optimizer,
+			// What a host knows of its jobs' checkpoint and restart.
+			RestartTime: s.cfg.Costs.Resume,
 		})
 	}
 	return st

@@ -83,7 +83,7 @@ type options struct {
 	trace, format, gpu, policies, out string
 	gpus, seeds, jobs                 int
 	load, inference, floor, noise     float64
-	epoch, heartbeat                  time.Duration
+	epoch, heartbeat, restart         time.Duration
 	epochs                            string // every|changes; "": every
 	json, capacity, strictFlaps       bool
 	parallel                          int
@@ -106,6 +106,7 @@ func main() {
 	flag.Float64Var(&o.noise, "noise", 0, "relative error of the profiled throughputs the policies see")
 	flag.DurationVar(&o.epoch, "epoch", defaultEpoch, "ΔT, the epoch interval in simulated time")
 	flag.StringVar(&o.epochs, "epochs", "every", "every: an epoch every ΔT while a job runs or waits, as a host's loop; changes: only the first ΔT after an arrival or a completion (and heartbeats)")
+	flag.DurationVar(&o.restart, "restart", sim.DefaultCosts.Resume, "what a checkpoint and restart cost a job (a reconfiguration, a migration, a resume after preemption); the policies are told it (Job.RestartTime)")
 	flag.DurationVar(&o.heartbeat, "heartbeat", 0, "with -epochs changes, an epoch at least this often while jobs wait, for every policy (default: only tiresias, every "+baseline.TiresiasHeartbeat.String()+")")
 	flag.BoolVar(&o.strictFlaps, "strict-flaps", false, "fail a policy's run at its first flap (a plan undone with nothing changed) instead of counting it; tiresias's are always only counted")
 	flag.BoolVar(&o.capacity, "capacity", false, "also find the GPUs each policy needs to match volcano's average JCT (slow)")
@@ -223,7 +224,8 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	e := &sim.Experiment{
 		Truth: truth, Trace: tr, GPUs: o.gpus, Seeds: seeds, Policies: pols, Parallel: o.parallel, KeepGoing: true,
 		Workload: sim.WorkloadOptions{Load: o.load, Jobs: jobs, InferenceFraction: o.inference, InferenceFloor: o.floor, ProfileNoise: o.noise},
-		Run:      sim.Config{Epoch: o.epoch, Epochs: mode, Heartbeat: o.heartbeat, AllowFlaps: !o.strictFlaps},
+		Run: sim.Config{Epoch: o.epoch, Epochs: mode, Heartbeat: o.heartbeat, AllowFlaps: !o.strictFlaps,
+			Costs: sim.Costs{Reconfigure: o.restart, Migrate: o.restart, Resume: o.restart}},
 		Progress: sim.TerminalProgress(os.Stderr, fmt.Sprintf("replaying %s on %d GPUs:", tr.Name, o.gpus)),
 	}
 	start := time.Now()
@@ -243,7 +245,7 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 		"predictor": pred.Info().Label, "predictor_trained_on_ground_truth": sawTruth,
 		"trace": tr.Name, "format": tr.Format, "ground_truth_gpu": truth.GPU.Model, "load": o.load, "jobs_per_window": jobs,
 		"inference_fraction": o.inference, "epoch": o.epoch.String(), "epochs": mode.String(), "heartbeat": o.heartbeat.String(), "strict_flaps": o.strictFlaps,
-		"costs": sim.DefaultCosts, "wall_seconds": time.Since(start).Seconds(), "cpus": runtime.GOMAXPROCS(0),
+		"costs": sim.Costs{Reconfigure: o.restart, Migrate: o.restart, Resume: o.restart}, "wall_seconds": time.Since(start).Seconds(), "cpus": runtime.GOMAXPROCS(0),
 		"co_location_model": truth.CoLocationFit,
 	}
 	if o.capacity {
