@@ -23,7 +23,7 @@ type Predictor interface {
 }
 
 // PriceSolver picks one configuration per job (or none) under capacity: the
-// ESP problem of DESIGN.md 3.2. esp.New returns the default.
+// ESP problem (elastic shadow pricing). esp.New returns the default.
 type PriceSolver interface {
 	// Solve fills sol (reusing its slices) with a choice that never exceeds
 	// m.Capacity in any resource.
@@ -188,7 +188,7 @@ type ProfileRequest struct {
 }
 
 // Profiler measures a configuration in isolation and returns its profile
-// (TDOP, DESIGN.md 3.7). profiler.New returns the default.
+// (TDOP). profiler.New returns the default.
 type Profiler interface {
 	Profile(ctx context.Context, req ProfileRequest) (Profile, error)
 }

@@ -133,7 +133,7 @@ func (a Action) String() string {
 }
 
 // LaunchParams are the knobs and memory budgets a job is (re)started with
-// (paper §4.2, DESIGN.md 3.6). The host passes them to the job, typically as
+// (paper §4.2). The host passes them to the job, typically as
 // environment variables (see Env) or as engine arguments.
 type LaunchParams struct {
 	BatchSize     int

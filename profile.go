@@ -58,7 +58,7 @@ func (d Demand) Total() Vector {
 }
 
 // Counter names one of the ten hardware counters of the interference feature
-// vector (DESIGN.md 3.3). Each is a ratio in [0, 1] of the whole GPU, averaged
+// vector (the paper's 36 features). Each is a ratio in [0, 1] of the whole GPU, averaged
 // over the profiling window.
 type Counter int
 

@@ -1,4 +1,4 @@
-// Package esp is elastic shadow pricing (DESIGN.md 3.2): the default
+// Package esp is elastic shadow pricing (the paper's ESP): the default
 // [elastico.PriceSolver], which picks one configuration per job, or none,
 // so that the total demand fits the effective capacity and
 // Σ_j w_j·G̃_j(c_j) − Γ_j(c_j) is as large as it can make it.

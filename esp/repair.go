@@ -57,7 +57,7 @@ func (sc *scratch) fits(c, to int32, l *elastico.Vector) bool {
 	return true
 }
 
-// repair makes sc.cur fit capacity (DESIGN.md 3.2): while a resource is over
+// repair makes sc.cur fit capacity: while a resource is over
 // capacity, the bidder that loses the least value per unit of that resource
 // freed is downsized to a smaller option, or deferred. A downsize never
 // pushes another resource over capacity nor grows one that is, so each

@@ -49,7 +49,7 @@ const (
 )
 
 // Solver is the default elastico.PriceSolver: tâtonnement on shadow prices
-// (DESIGN.md 3.2), then a repair step that makes the choice fit capacity and
+// (the paper's ESP), then a repair step that makes the choice fit capacity and
 // a greedy pass that fills what the repair freed.
 //
 // A Solver keeps its scratch space (a few flat arrays the size of the

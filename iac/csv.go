@@ -174,8 +174,8 @@ func (f *csvFile) boolean(name string) (bool, error) {
 //   - gpus: an integer ≥ 1;
 //   - throughput: isolated throughput (> 0) in the job's own unit, or empty;
 //   - the ten counters: ratios in [0, 1] averaged over the profiling
-//     window (telemetry/iac-features-36.csv says how to read each from DCGM
-//     or NVML); an empty cell is a counter that was not measured.
+//     window (profiler/dcgm and profiler/nvml say how each is read from
+//     DCGM or NVML); an empty cell is a counter that was not measured.
 func ReadProfiles(r io.Reader, name string) (*Dataset, error) {
 	f, err := newCSV(r, name, profileColumns)
 	if err != nil {

@@ -15,7 +15,7 @@ const DefaultSeed = 1
 
 // DefaultGPUs are the Gavel GPU types the embedded model is trained on. Not
 // V100: a replay whose ground truth is Gavel's V100 pairs can then use
-// Default without the predictor having seen the answers (DESIGN.md 5).
+// Default without the predictor having seen the answers.
 var DefaultGPUs = []string{"p100", "k80"}
 
 //go:embed models/default.json

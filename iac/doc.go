@@ -1,5 +1,5 @@
 // Package iac predicts how much two jobs slow each other when they share one
-// GPU (ElastiCo's interference-aware co-location, DESIGN.md 3.3), and says
+// GPU (ElastiCo's interference-aware co-location), and says
 // how far the prediction can be trusted.
 //
 //	m, err := iac.Default()                   // the embedded model
@@ -18,7 +18,7 @@
 // # Features
 //
 // [Vector] holds the 36 features of an ordered pair (victim A, aggressor B)
-// in the order and with the names of telemetry/iac-features-36.csv (ten
+// in the paper's order and with its names (Feature.String; ten
 // counters and six task attributes per job, four pairwise sums), then two
 // supplements: each job's isolated throughput, log10. A feature that was
 // not measured is missing (a bit in Vector.Present), never a number: a model

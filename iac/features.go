@@ -7,8 +7,8 @@ import (
 	"github.com/elastico/elastico"
 )
 
-// Feature indexes the pair vector. Features 0–35 are the 36 of DESIGN.md 3.3,
-// in the order and with the names of telemetry/iac-features-36.csv (job A is
+// Feature indexes the pair vector. Features 0–35 are the paper's 36,
+// in the order and with the names Feature.String gives (job A is
 // the victim, job B the aggressor); 36 and 37 are two supplementary task
 // attributes, the isolated throughput of each job, which data sets without
 // hardware counters (Gavel) do have.
@@ -53,7 +53,7 @@ const (
 	PairSumDRAMActive
 	PairMemPressure
 	PairSumPowerFrac
-	// NumDesign is the size of DESIGN.md's vector.
+	// NumDesign is the size of the paper's vector.
 	NumDesign
 )
 
@@ -76,8 +76,7 @@ var featureNames = [NumFeatures]string{
 	"a_log10_throughput", "b_log10_throughput",
 }
 
-// String returns the feature's name (telemetry/iac-features-36.csv's name
-// for the first 36).
+// String returns the feature's name (the paper's name for the first 36).
 func (f Feature) String() string {
 	if f < 0 || f >= NumFeatures {
 		return fmt.Sprintf("Feature(%d)", int(f))

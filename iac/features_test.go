@@ -9,7 +9,8 @@ import (
 	"github.com/elastico/elastico"
 )
 
-// The names and order of telemetry/iac-features-36.csv (idx 1–36).
+// The names and order of the paper's 36 features (idx 1–36), as the
+// feature card that maps each to DCGM and NVML lists them.
 var cardNames = []string{
 	"a_gr_engine_active", "a_sm_active", "a_sm_occupancy", "a_tensor_active", "a_fp_pipe_active",
 	"a_dram_active", "a_fb_used_frac", "a_pcie_bw_frac", "a_nvlink_bw_frac", "a_power_frac",

@@ -29,7 +29,7 @@ type Sample struct {
 // documented default; DefaultTrainConfig spells them out.
 type TrainConfig struct {
 	// Hidden are the hidden layers' widths, each in 1..MaxWidth.
-	// Default {64, 32}: two layers, as DESIGN.md 3.3 says, as wide as the
+	// Default {64, 32}: two layers, as the paper says, as wide as the
 	// 2 µs prediction budget allows (package doc).
 	Hidden []int
 	// Dropout is the rate applied to every hidden layer's output while

@@ -89,7 +89,7 @@ func benchStateAfter(tb testing.TB, s *Scheduler, n, gpus int, churn float64, se
 // meet new neighbours every epoch.
 const settleEpochs = 8
 
-// BenchmarkEpoch measures Epoch at the sizes of DESIGN.md 6, and where its
+// BenchmarkEpoch measures Epoch at production sizes (500 to 20,000 jobs), and where its
 // time goes (per-phase metrics from Stats: prices, placement, interference;
 // State.Validate apart). churn is the fraction of jobs replaced since the
 // last epoch: 2 % is a busy cluster's 5 seconds, 10 % a stress test.

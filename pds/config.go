@@ -11,7 +11,7 @@ import (
 	"github.com/elastico/elastico/placement"
 )
 
-// Defaults of Config, each used when its field is zero (DESIGN.md 4.5: every
+// Defaults of Config, each used when its field is zero (every
 // parameter has a documented default and a validated range).
 const (
 	// DefaultReservation is γ of Eq. 12: half of every job's smallest
@@ -160,7 +160,7 @@ type Config struct {
 }
 
 // Ablation turns off one component of ElastiCo at a time (the paper's
-// Table 5; DESIGN.md 5). Each switch is independent.
+// Table 5). Each switch is independent.
 type Ablation struct {
 	// FixedConfiguration (−RST): every job runs under one configuration:
 	// the one it runs under now, or, for a waiting job, the first of its

@@ -1,5 +1,5 @@
 // Package pds is elastico's default [elastico.Scheduler]: the epoch loop
-// that ties RST, ESP and IAC together (Algorithm 1, DESIGN.md 3.5).
+// that ties RST, ESP and IAC together (the paper's Algorithm 1).
 //
 // A host builds a State and calls Epoch:
 //

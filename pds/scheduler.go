@@ -85,7 +85,7 @@ func New(cfg Config) (*Scheduler, error) {
 // component fields as given: nil for a default).
 func (s *Scheduler) Config() Config { return s.cfg }
 
-// Epoch runs Algorithm 1 (DESIGN.md 3.5) on a snapshot and returns the
+// Epoch runs Algorithm 1 on a snapshot and returns the
 // plan. It validates the State first: an invalid one gives an error
 // wrapping elastico.ErrInvalid that names the job and field, never a panic.
 //

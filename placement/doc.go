@@ -1,5 +1,5 @@
 // Package placement is elastico's default [elastico.Placer]: it puts each
-// job's chosen configuration on GPUs (DESIGN.md 3.4).
+// job's chosen configuration on GPUs.
 //
 // The rules a placement never breaks:
 //

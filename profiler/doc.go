@@ -1,5 +1,5 @@
 // Package profiler builds elastico profiles from real GPUs without touching
-// the user's code: TDOP, DESIGN.md 3.7.
+// the user's code: TDOP.
 //
 // A [Profiler] launches one configuration of a job alone through a
 // [Launcher] ([Command] runs a program on this node), lets it warm up (a

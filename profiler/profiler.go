@@ -22,7 +22,7 @@ type Config struct {
 
 	// Warm-up ends after WarmupIterations reported iterations or WarmupTime
 	// after the first report, whichever comes first (defaults 100 and 30 s;
-	// DESIGN.md 3.7 asks for 50–100 iterations or ~30 s).
+	// the paper asks for 50–100 iterations or ~30 s).
 	WarmupIterations int64
 	WarmupTime       time.Duration
 	// Window is the measurement window (default 60 s), sampled every
@@ -61,7 +61,7 @@ const (
 	DefaultMinSM            = 0.01
 )
 
-// Profiler measures configurations in isolation (TDOP, DESIGN.md 3.7). It
+// Profiler measures configurations in isolation (TDOP). It
 // implements elastico.Profiler. Profile may be called from several goroutines
 // only if the launcher and source allow it; one profile at a time per set of
 // devices is what isolation means.

@@ -25,7 +25,7 @@ func productionJobs(n int) ([]Space, [][]elastico.Profile) {
 }
 
 // BenchmarkBuildFamily builds the families of 20,000 jobs of 8
-// configurations (DESIGN.md 6's production size), then prunes them.
+// configurations (a production family's size), then prunes them.
 func BenchmarkBuildFamily(b *testing.B) {
 	spaces, measured := productionJobs(20000)
 	ns := &NoiseScale{Phi: 4000, Base: 16}

@@ -1,4 +1,4 @@
-// Package rst is ElastiCo's resource shape transformation (DESIGN.md 3.1):
+// Package rst is ElastiCo's resource shape transformation (RST):
 // it turns a job's knobs (batch size, activation checkpointing, mixed
 // precision, GPU count; KV-cache budget and concurrent sequences for
 // inference) into a family of [elastico.Profile]s, one per configuration,

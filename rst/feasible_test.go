@@ -140,7 +140,7 @@ func TestNewCheckerErrors(t *testing.T) {
 }
 
 // BenchmarkCheckerFilter checks 20,000 families of 8 configurations against
-// a cluster of 16,384 GPUs (DESIGN.md 6).
+// a cluster of 16,384 GPUs (the largest size Epoch is benchmarked at).
 func BenchmarkCheckerFilter(b *testing.B) {
 	var c elastico.Cluster
 	for i := range 2048 {

@@ -29,7 +29,7 @@ const (
 )
 
 // Launch returns what the host must set when it (re)starts job j under
-// profile p on the given GPUs (one per replica), as DESIGN.md 3.6 lists:
+// profile p on the given GPUs (one per replica), as the paper's §4.2 lists:
 //
 //   - BatchSize, Checkpointing, AMP: p's knobs.
 //   - LRScale: [LRScale] from the job's reference batch ([ReferenceBatch])

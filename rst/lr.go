@@ -9,7 +9,7 @@ import (
 // LRScale returns the factor by which a training job's learning rate must be
 // multiplied when its global batch size changes from refBatch (the batch the
 // user tuned the learning rate for) to batch, so that the reshaped run is
-// still the same training run (DESIGN.md 3.6):
+// still the same training run:
 //
 //   - SGD: linear, batch/refBatch (Goyal et al., 2017, "Accurate, Large
 //     Minibatch SGD");

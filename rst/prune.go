@@ -19,7 +19,7 @@ func demandLessEq(q, p *elastico.Demand) bool {
 		float64(q.GPUs)*q.CPU <= float64(p.GPUs)*p.CPU && float64(q.GPUs)*q.RAM <= float64(p.GPUs)*p.RAM
 }
 
-// Prune returns the family's Pareto frontier (DESIGN.md 3.1), in the
+// Prune returns the family's Pareto frontier, in the
 // family's order: every configuration that another Dominates is dropped,
 // and of configurations that dominate each other (equal in demand and
 // goodput) only the first is kept. Apply it after Filter, so that a

@@ -117,7 +117,7 @@ func randomFamily(rng *rand.Rand, k int) []elastico.Profile {
 }
 
 // BenchmarkPrune prunes 20,000 families of 8 configurations, the production
-// size of DESIGN.md 6.
+// size of a production family.
 func BenchmarkPrune(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	fams := make([][]elastico.Profile, 20000)

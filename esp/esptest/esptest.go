@@ -16,7 +16,7 @@ import (
 )
 
 // Quality thresholds Run holds a solver to on small markets, against
-// esp.Exact (the targets of DESIGN.md section 6).
+// esp.Exact (the targets the default solver is held to).
 const (
 	MinMeanRatio = 0.97
 	MinRatio     = 0.90

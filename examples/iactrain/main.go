@@ -9,7 +9,7 @@
 // iac/gaveldata for what Gavel has and lacks) with iac.DefaultTrainConfig()
 // and seed 1. It is not trained on V100 so that a replay whose ground truth
 // is Gavel's V100 pairs can use iac.Default() without the predictor having
-// seen the answers (DESIGN.md section 5). Run from the repository root.
+// seen the answers (a predictor evaluated on the ground truth it was trained on proves nothing). Run from the repository root.
 package main
 
 import (

@@ -238,7 +238,7 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// The predictor must not have seen the answers (DESIGN.md 5): the
+	// The predictor must not have seen the answers: the
 	// default is trained on Gavel's P100 and K80 pairs.
 	sawTruth := slices.Contains(iac.DefaultGPUs, strings.ToLower(truth.GPU.Model))
 	meta := map[string]any{

@@ -304,7 +304,7 @@ func (s *Source) Sample(ctx context.Context, pids []int, dst []profiler.Reading)
 }
 
 // Reading turns a device's fields into the profiler's counters
-// (telemetry/iac-features-36.csv):
+// (the ten counters of iac's 36-feature vector):
 //
 //	gr_engine_active  1001, else 203 (GPU utilization, percent)
 //	sm_active         1002

@@ -10,7 +10,7 @@ import (
 )
 
 // fakeSlurm is an in-memory slurmctld with the behaviour measured on Slurm
-// 22.05 (../../shared/slurm/README.md and this package's README): GRES
+// 22.05 (this package's README): GRES
 // updates only while pending and merged into the job's list, gpu and shard
 // never together, release of a job that is not held succeeds, hold of a
 // running job succeeds (its priority drops to 0; it keeps running),
