@@ -63,8 +63,7 @@ func (e *epoch) reserve() {
 		if e.st.Now.Sub(since) < e.cfg.ReserveAfter {
 			continue
 		}
-		p := &js.job.Family[e.optFam[js.minOpt]]
-		gs, fits := e.heldGPUs(p, js.job.Spread)
+		gs, fits := e.heldGPUs(j, e.optFam[js.minOpt])
 		if gs == nil {
 			continue
 		}
@@ -79,12 +78,16 @@ func (e *epoch) reserve() {
 	}
 }
 
-// heldGPUs chooses the GPUs to hold for configuration p: p.Demand.GPUs
-// GPUs not yet held, each with the memory for a replica, on one node
-// (unless spread) and with the fewest jobs on them now; nil if there are
-// none. fits reports whether the replicas have room there now.
-func (e *epoch) heldGPUs(p *elastico.Profile, spread bool) (gs []elastico.GPURef, fits bool) {
-	d := &p.Demand
+// heldGPUs chooses the GPUs to hold for job j under family index k:
+// p.Demand.GPUs GPUs not yet held, each with the memory for a replica, on
+// one node (unless the job allows Spread) and with the fewest jobs on them
+// now; nil if there are none. fits reports whether the replicas have room
+// there now, beside quiet neighbours: a job predicted above τ(t) with one
+// of them waits for it to leave, as it waits for room (it displaces no one).
+func (e *epoch) heldGPUs(j, k int32) (gs []elastico.GPURef, fits bool) {
+	job := e.jobs[j].job
+	spread := job.Spread
+	d := &job.Family[k].Demand
 	byJobs := func(a, b heldCand) int { return cmp.Compare(a.jobs, b.jobs) }
 	// Candidates of one node (or, spread, of all) in e.cand; the best set
 	// so far in e.candBest.
@@ -137,11 +140,25 @@ func (e *epoch) heldGPUs(p *elastico.Profile, spread bool) (gs []elastico.GPURef
 		e.resvSlab = append(e.resvSlab, e.ref(c.g))
 		sm, mem, jobs := e.used(c.g)
 		hw := e.gpuOf(c.g)
-		if over(sm+d.SM, e.overs) || over(mem+d.GPUMemory, hw.Memory) || !hw.Shared && jobs > 0 {
+		if over(sm+d.SM, e.overs) || over(mem+d.GPUMemory, hw.Memory) || !hw.Shared && jobs > 0 || e.loudOn(c.g, j, k) {
 			fits = false
 		}
 	}
 	return e.resvSlab[start:len(e.resvSlab):len(e.resvSlab)], fits
+}
+
+// loudOn reports whether job j under family index k would be predicted
+// above τ(t), either way round, beside a job that runs on GPU g now.
+func (e *epoch) loudOn(g, j, k int32) bool {
+	if !e.memo.on() {
+		return false
+	}
+	for _, x := range e.curRes[e.curOff[g]:e.curOff[g+1]] {
+		if xs := &e.jobs[x]; xs.cur >= 0 && x != j && (e.memo.slowdown(j, k, x, xs.cur) > e.tau || e.memo.slowdown(x, xs.cur, j, k) > e.tau) {
+			return true
+		}
+	}
+	return false
 }
 
 // heldCand is a GPU that could be held, with the jobs on it now.
