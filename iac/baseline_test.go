@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-
-	"github.com/elastico/elastico"
 )
 
 func TestLinearRecoversALogLinearLaw(t *testing.T) {
@@ -66,28 +64,5 @@ func TestGBDTLearnsAStep(t *testing.T) {
 	}
 	if _, err := TrainGBDT(samples, GBDTConfig{}, nil); err == nil {
 		t.Errorf("nil rng: no error")
-	}
-}
-
-func TestBaselinesNeverPredictASpeedUp(t *testing.T) {
-	d := synthetic(3, 3, 1)
-	samples := d.Samples()
-	for i := range samples { // a law that sits at 1
-		samples[i].Slowdown = 1
-	}
-	l, err := TrainLinear(samples, LinearConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := TrainGBDT(samples, GBDTConfig{Trees: 20}, rand.New(rand.NewPCG(1, 0)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []elastico.Predictor{l, g} {
-		for i := range d.Profiles {
-			if s := p.Slowdown(&d.Profiles[i], &d.Profiles[0]); s < 1 {
-				t.Errorf("%T predicts %g", p, s)
-			}
-		}
 	}
 }

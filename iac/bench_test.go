@@ -1,12 +1,15 @@
 package iac_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/iac"
 	"github.com/elastico/elastico/iac/gaveldata"
+	"github.com/elastico/elastico/iac/internal/synthetic"
+	"github.com/elastico/elastico/iac/train"
 )
 
 // benchPairs returns n ordered pairs of Gavel's V100 profiles.
@@ -57,20 +60,6 @@ func BenchmarkSlowdownBatch1000(b *testing.B) {
 	}
 }
 
-// BenchmarkFitGavel is what examples/iactrain does: train the default
-// recipe on Gavel's P100 and K80 pairs.
-func BenchmarkFitGavel(b *testing.B) {
-	d, err := gaveldata.Load(iac.DefaultGPUs...)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		if _, err := iac.Fit(d, iac.TrainConfig{}, rand.New(rand.NewPCG(iac.DefaultSeed, 0))); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkSlowdownPrepared is one prediction from two prepared profiles
 // (what a scheduler that keeps its profiles prepared pays per pair), and
 // BenchmarkAppendPrepared the preparing of one profile.
@@ -113,5 +102,54 @@ func BenchmarkAppendPrepared(b *testing.B) {
 	for b.Loop() {
 		buf = m.AppendPrepared(buf[:0], vs[i&255])
 		i++
+	}
+}
+
+// BenchmarkSlowdownAllCounters is one prediction of a model with the
+// default widths whose inputs are every feature of the vector and the masks
+// of those that are sometimes missing: about the most a user's model can
+// cost (the embedded one has 8 inputs, see BenchmarkSlowdown), at the
+// default widths and at half of them.
+func BenchmarkSlowdownAllCounters(b *testing.B) {
+	d := synthetic.Dataset(4, 4, 1)
+	for i := range d.Profiles {
+		p := &d.Profiles[i]
+		for c := elastico.Counter(0); c < elastico.NumCounters; c++ {
+			if !p.Counters.Has(c) && (i+int(c))%3 != 0 {
+				p.Counters.Set(c, 0.05*float64(c)+0.1*float64(i%4))
+			}
+		}
+		p.Config.KVCacheFrac = 0.1 * float64(i%3)
+		p.Config.AMP = i%2 == 0
+		p.Config.Checkpointing = i%3 == 1
+		if i%2 == 1 {
+			p.Class = elastico.Inference
+		}
+		if i%4 == 0 {
+			p.Config.BatchSize = 0
+		}
+		if i%5 == 0 {
+			p.Params = 0
+		}
+		if i%6 == 0 {
+			p.Throughput = 0
+		}
+	}
+	for _, hidden := range [][]int{{64, 32}, {32, 16}} {
+		b.Run(fmt.Sprintf("hidden=%dx%d", hidden[0], hidden[1]), func(b *testing.B) {
+			m, err := train.MLP(d.Samples(), iac.TrainConfig{Hidden: hidden, MaxEpochs: 2, NoRefit: true}, rand.New(rand.NewPCG(1, 0)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			i := 0
+			var sink float64
+			for b.Loop() {
+				sink += m.Slowdown(&d.Profiles[i%16], &d.Profiles[(i*7+3)%16])
+				i++
+			}
+			_ = sink
+			b.ReportMetric(float64(len(m.Inputs())), "inputs")
+		})
 	}
 }

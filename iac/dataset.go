@@ -133,3 +133,36 @@ func (d *Dataset) Validate() error {
 	}
 	return nil
 }
+
+// Sample is one measured ordered pair: the features of victim A next to
+// aggressor B and A's measured slowdown.
+type Sample struct {
+	Features Vector
+	// Slowdown is A's isolated throughput over its co-located throughput,
+	// ≥ 1 (a measured speed-up is recorded as 1: see [Dataset]).
+	Slowdown float64
+	// Group ties samples that come from one measurement (the two directions
+	// of one co-located run): every split keeps a group on one side.
+	Group int
+	// Victim and Aggressor are the two jobs' families, for per-family
+	// reports and leave-family-out splits.
+	Victim, Aggressor string
+}
+
+// CheckSamples returns an error for the first sample a model cannot learn
+// from: a slowdown that is not a finite number ≥ 1, or a feature that is not
+// finite. Every trainer checks its samples with it.
+func CheckSamples(samples []Sample) error {
+	for i := range samples {
+		s := &samples[i]
+		if !finite(s.Slowdown) || s.Slowdown < 1 {
+			return fmt.Errorf("iac: sample %d (%s next to %s): slowdown %g, want a finite number ≥ 1", i, s.Victim, s.Aggressor, s.Slowdown)
+		}
+		for f := Feature(0); f < NumFeatures; f++ {
+			if x, ok := s.Features.Get(f); ok && !finite(x) {
+				return fmt.Errorf("iac: sample %d (%s next to %s): feature %s is %g", i, s.Victim, s.Aggressor, f, x)
+			}
+		}
+	}
+	return nil
+}

@@ -1,8 +1,6 @@
 package iac_test
 
 import (
-	"bytes"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -41,37 +39,6 @@ func TestDefaultModel(t *testing.T) {
 		if mape := 100 * ape / float64(len(samples)); mape > 6 {
 			t.Errorf("%s: training MAPE %.2f %%, want ≤ 6 %%", gpu, mape)
 		}
-	}
-}
-
-// TestDefaultModelReproduces retrains the embedded model's recipe and
-// compares the bytes (examples/iactrain -check does the same).
-func TestDefaultModelReproduces(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("retraining takes ~20 s of CPU (much more under -race); run without -short and -race")
-	}
-	d, err := gaveldata.Load(iac.DefaultGPUs...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := iac.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := iac.TrainConfig{Label: m.Info().Label}
-	fresh, err := iac.Fit(d, cfg, rand.New(rand.NewPCG(iac.DefaultSeed, 0)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var a, b bytes.Buffer
-	if err := iac.Encode(&a, m); err != nil {
-		t.Fatal(err)
-	}
-	if err := iac.Encode(&b, fresh); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(a.Bytes(), b.Bytes()) {
-		t.Errorf("retraining the default recipe gives a different model: run go run ./examples/iactrain and commit iac/models/default.json")
 	}
 }
 

@@ -5,10 +5,13 @@ import (
 	"math"
 )
 
-// column is one model input: a feature's standardized value, or the
-// standardized indicator that says whether the feature was measured.
+// Column is one model input: a feature's standardized value, or the
+// standardized indicator that says whether the feature was measured. The
+// MLP and both baselines read a feature vector through columns; package
+// iac/train fits them with [FitColumns] and builds an MLP on them
+// ([NewMLP]).
 //
-// A data set decides the columns (fitColumns): a feature never measured in
+// A data set decides the columns (FitColumns): a feature never measured in
 // the training data gives no column (its weights would be noise); a feature
 // always measured gives a value column; one measured sometimes gives a value
 // column and a mask column, so a model can tell "missing" from "average".
@@ -17,10 +20,10 @@ import (
 // ([Lo, Hi]): a model fitted on a few families must not extrapolate a
 // straight ReLU line far outside them (without the clamp, leaving one Gavel
 // family out gave predictions off by more than 100 %).
-type column struct {
+type Column struct {
 	Feature Feature
-	Mask    bool
-	Mean    float64
+	Mask    bool    // the input is whether Feature was measured, not its value
+	Mean    float64 // subtracted, then divided by Std
 	Std     float64
 	Lo, Hi  float64 // standardized range seen in training
 }
@@ -31,9 +34,10 @@ const maxInputs = 2 * int(NumFeatures)
 // minStd is the spread below which a value is treated as constant.
 const minStd = 1e-9
 
-// fitColumns chooses and standardizes the inputs from the training vectors.
-func fitColumns(xs []Vector) []column {
-	var vals, masks []column
+// FitColumns chooses and standardizes the inputs from the training vectors:
+// value columns in feature order, then mask columns.
+func FitColumns(xs []Vector) []Column {
+	var vals, masks []Column
 	n := float64(len(xs))
 	for f := Feature(0); f < NumFeatures; f++ {
 		var cnt, sum float64
@@ -55,7 +59,7 @@ func fitColumns(xs []Vector) []column {
 			}
 		}
 		if std := math.Sqrt(ss / cnt); std > minStd {
-			c := column{Feature: f, Mean: mean, Std: std, Lo: math.Inf(1), Hi: math.Inf(-1)}
+			c := Column{Feature: f, Mean: mean, Std: std, Lo: math.Inf(1), Hi: math.Inf(-1)}
 			for i := range xs {
 				if x, ok := xs[i].Get(f); ok {
 					z := (x - mean) / std
@@ -67,15 +71,15 @@ func fitColumns(xs []Vector) []column {
 		if cnt < n {
 			p := cnt / n
 			std := math.Sqrt(p * (1 - p))
-			masks = append(masks, column{Feature: f, Mask: true, Mean: p, Std: std, Lo: -p / std, Hi: (1 - p) / std})
+			masks = append(masks, Column{Feature: f, Mask: true, Mean: p, Std: std, Lo: -p / std, Hi: (1 - p) / std})
 		}
 	}
 	return append(vals, masks...)
 }
 
-// encode writes the standardized inputs of v into dst[:len(cols)]. A value
+// Standardize writes the inputs cols make of v into dst[:len(cols)]. A value
 // that was not measured becomes 0: the training mean.
-func encode(dst []float64, v *Vector, cols []column) {
+func Standardize(dst []float64, v *Vector, cols []Column) {
 	for i := range cols {
 		c := &cols[i]
 		var x float64
@@ -98,7 +102,7 @@ func encode(dst []float64, v *Vector, cols []column) {
 	}
 }
 
-func validateColumns(cols []column) error {
+func validateColumns(cols []Column) error {
 	if len(cols) == 0 {
 		return fmt.Errorf("no inputs")
 	}

@@ -133,18 +133,18 @@ func Decode(r io.Reader, name string) (*MLP, error) {
 		return nil, bad("model: %v", err)
 	}
 	var (
-		cols   []column
-		layers []layer
+		cols   []Column
+		layers []Layer
 	)
 	for i, in := range fm.Inputs {
 		f, ok := FeatureByName(in.Feature)
 		if !ok {
 			return nil, bad("input %d: unknown feature %q", i, in.Feature)
 		}
-		cols = append(cols, column{Feature: f, Mask: in.Mask, Mean: in.Mean, Std: in.Std, Lo: in.Lo, Hi: in.Hi})
+		cols = append(cols, Column{Feature: f, Mask: in.Mask, Mean: in.Mean, Std: in.Std, Lo: in.Lo, Hi: in.Hi})
 	}
 	for _, l := range fm.Layers {
-		layers = append(layers, layer{In: l.In, Out: l.Out, W: l.W, B: l.B})
+		layers = append(layers, Layer{In: l.In, Out: l.Out, W: l.W, B: l.B})
 	}
 	m := newMLP(cols, layers, fm.MaxSlowdown, fm.Info)
 	if err := m.validate(); err != nil {

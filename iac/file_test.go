@@ -1,4 +1,4 @@
-package iac
+package iac_test
 
 import (
 	"bytes"
@@ -9,28 +9,23 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-func encoded(t *testing.T, m *MLP) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	if err := Encode(&b, m); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
+	"github.com/elastico/elastico/iac"
+	"github.com/elastico/elastico/iac/internal/synthetic"
+	"github.com/elastico/elastico/iac/train"
+)
 
 func TestModelFileRoundTrip(t *testing.T) {
 	m := trainQuick(t, 1)
 	b := encoded(t, m)
-	back, err := Decode(bytes.NewReader(b), "m.json")
+	back, err := iac.Decode(bytes.NewReader(b), "m.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if again := encoded(t, back); !bytes.Equal(again, b) {
 		t.Errorf("re-encoding a decoded model changed its bytes")
 	}
-	d := synthetic(4, 4, 2)
+	d := synthetic.Dataset(4, 4, 2)
 	for i := range d.Profiles {
 		for j := range d.Profiles {
 			a, b := &d.Profiles[i], &d.Profiles[j]
@@ -47,21 +42,21 @@ func TestModelFileRoundTrip(t *testing.T) {
 func TestModelFileRefusesTruncated(t *testing.T) {
 	b := encoded(t, trainQuick(t, 1))
 	for n := 0; n < len(b)-1; n += 1 + n/50 { // every short prefix up to ~100 bytes, then sparser
-		_, err := Decode(bytes.NewReader(b[:n]), "short.json")
-		if err == nil || !errors.Is(err, ErrModelFile) || !strings.Contains(err.Error(), "short.json") {
+		_, err := iac.Decode(bytes.NewReader(b[:n]), "short.json")
+		if err == nil || !errors.Is(err, iac.ErrModelFile) || !strings.Contains(err.Error(), "short.json") {
 			t.Fatalf("a %d-byte prefix of a %d-byte file: error %v, want ErrModelFile naming short.json", n, len(b), err)
 		}
 	}
 	// The last byte is the newline: a file without it is complete.
-	if _, err := Decode(bytes.NewReader(b[:len(b)-1]), "x"); err != nil {
+	if _, err := iac.Decode(bytes.NewReader(b[:len(b)-1]), "x"); err != nil {
 		t.Errorf("file without its final newline: %v", err)
 	}
 }
 
 // tinyModel is a model small enough to corrupt every byte of its file.
-func tinyModel(t *testing.T) *MLP {
+func tinyModel(t *testing.T) *iac.MLP {
 	t.Helper()
-	m, err := Train(synthetic(2, 2, 1).Samples(), TrainConfig{Hidden: []int{3, 2}, MaxEpochs: 5}, rand.New(rand.NewPCG(1, 0)))
+	m, err := train.MLP(synthetic.Dataset(2, 2, 1).Samples(), iac.TrainConfig{Hidden: []int{3, 2}, MaxEpochs: 5}, rand.New(rand.NewPCG(1, 0)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +68,7 @@ func TestModelFileRefusesFlippedByte(t *testing.T) {
 	for i := 0; i < len(b)-1; i++ { // every byte but the final newline
 		c := bytes.Clone(b)
 		c[i] ^= 0x04
-		_, err := Decode(bytes.NewReader(c), "flipped.json")
+		_, err := iac.Decode(bytes.NewReader(c), "flipped.json")
 		if err == nil || !strings.Contains(err.Error(), "flipped.json") {
 			t.Fatalf("byte %d (%q→%q) flipped: error %v, want one naming flipped.json", i, b[i], c[i], err)
 		}
@@ -86,7 +81,7 @@ func TestModelFileRefusesForeign(t *testing.T) {
 		name, in, wantErr string
 	}{
 		{"wrong version", strings.Replace(good, `"version":1`, `"version":2`, 1), "version 2, this library reads version 1"},
-		{"wrong format", strings.Replace(good, FileFormat, "something-else", 1), `format "something-else"`},
+		{"wrong format", strings.Replace(good, iac.FileFormat, "something-else", 1), `format "something-else"`},
 		{"checksum", strings.Replace(good, `"sha256":"`, `"sha256":"00`, 1), "checksum mismatch"},
 		{"trailing data", good + "{}", "data after the model object"},
 		{"not JSON", "hello", "invalid character"},
@@ -95,7 +90,7 @@ func TestModelFileRefusesForeign(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Decode(strings.NewReader(tc.in), "model.json")
+			_, err := iac.Decode(strings.NewReader(tc.in), "model.json")
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "model.json") {
 				t.Errorf("error %v, want one naming model.json and containing %q", err, tc.wantErr)
 			}
@@ -107,10 +102,10 @@ func TestWriteFileIsAtomic(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "model.json")
 	m1, m2 := trainQuick(t, 1), trainQuick(t, 2)
-	if err := WriteFile(path, m1); err != nil {
+	if err := iac.WriteFile(path, m1); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFile(path, m2); err != nil {
+	if err := iac.WriteFile(path, m2); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(path)
@@ -124,10 +119,10 @@ func TestWriteFileIsAtomic(t *testing.T) {
 	if len(entries) != 1 {
 		t.Errorf("directory holds %d entries, want only model.json (no temporary file left)", len(entries))
 	}
-	if back, err := ReadFile(os.DirFS(dir), "model.json"); err != nil || back == nil {
+	if back, err := iac.ReadFile(os.DirFS(dir), "model.json"); err != nil || back == nil {
 		t.Errorf("ReadFile: %v", err)
 	}
-	if err := WriteFile(filepath.Join(dir, "missing", "m.json"), m1); err == nil {
+	if err := iac.WriteFile(filepath.Join(dir, "missing", "m.json"), m1); err == nil {
 		t.Errorf("WriteFile into a missing directory succeeded")
 	}
 }

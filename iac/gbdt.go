@@ -58,7 +58,7 @@ func (c GBDTConfig) resolve() (GBDTConfig, error) {
 // same standardized inputs as the MLP (a missing value is the training mean,
 // and the mask inputs let a tree split on "missing"); Ŝ = max(1, e^(…)).
 type GBDT struct {
-	cols  []column
+	cols  []Column
 	base  float64
 	rate  float64
 	trees [][]treeNode
@@ -83,7 +83,7 @@ func TrainGBDT(samples []Sample, cfg GBDTConfig, rng *rand.Rand) (*GBDT, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := checkSamples(samples); err != nil {
+	if err := CheckSamples(samples); err != nil {
 		return nil, err
 	}
 	n := len(samples)
@@ -94,12 +94,12 @@ func TrainGBDT(samples []Sample, cfg GBDTConfig, rng *rand.Rand) (*GBDT, error) 
 	for i := range samples {
 		xs[i] = samples[i].Features
 	}
-	cols := fitColumns(xs)
+	cols := FitColumns(xs)
 	d := len(cols)
 	x := make([]float64, n*d)
 	y := make([]float64, n)
 	for i := range samples {
-		encode(x[i*d:(i+1)*d], &samples[i].Features, cols)
+		Standardize(x[i*d:(i+1)*d], &samples[i].Features, cols)
 		y[i] = math.Log(samples[i].Slowdown)
 	}
 	// Each column's samples sorted by value, once.
@@ -297,7 +297,7 @@ func (g *GBDT) Slowdown(victim, aggressor *elastico.Profile) float64 {
 // Predict returns the slowdown for a feature vector.
 func (g *GBDT) Predict(v *Vector) float64 {
 	var in [maxInputs]float64
-	encode(in[:], v, g.cols)
+	Standardize(in[:], v, g.cols)
 	s := g.base
 	for _, t := range g.trees {
 		s += g.rate * evalTree(t, in[:len(g.cols)])

@@ -23,7 +23,7 @@ type LinearConfig struct {
 // same standardized inputs as the MLP, fitted by ridge least squares with
 // gonum; Ŝ = max(1, e^(…)).
 type Linear struct {
-	cols []column
+	cols []Column
 	beta []float64 // intercept first
 }
 
@@ -37,7 +37,7 @@ func TrainLinear(samples []Sample, cfg LinearConfig) (*Linear, error) {
 	if !(cfg.Ridge > 0) || math.IsInf(cfg.Ridge, 0) {
 		return nil, fmt.Errorf("iac: LinearConfig.Ridge is %g, want a positive number", cfg.Ridge)
 	}
-	if err := checkSamples(samples); err != nil {
+	if err := CheckSamples(samples); err != nil {
 		return nil, err
 	}
 	if len(samples) < 2 {
@@ -47,14 +47,14 @@ func TrainLinear(samples []Sample, cfg LinearConfig) (*Linear, error) {
 	for i := range samples {
 		xs[i] = samples[i].Features
 	}
-	cols := fitColumns(xs)
+	cols := FitColumns(xs)
 	p := len(cols) + 1
 	x := mat.NewDense(len(samples), p, nil)
 	y := mat.NewVecDense(len(samples), nil)
 	row := make([]float64, p)
 	for i := range samples {
 		row[0] = 1
-		encode(row[1:], &samples[i].Features, cols)
+		Standardize(row[1:], &samples[i].Features, cols)
 		x.SetRow(i, row)
 		y.SetVec(i, math.Log(samples[i].Slowdown))
 	}
@@ -86,7 +86,7 @@ func (l *Linear) Slowdown(victim, aggressor *elastico.Profile) float64 {
 // Predict returns the slowdown for a feature vector.
 func (l *Linear) Predict(v *Vector) float64 {
 	var in [maxInputs]float64
-	encode(in[:], v, l.cols)
+	Standardize(in[:], v, l.cols)
 	s := l.beta[0]
 	for i, b := range l.beta[1:] {
 		s += b * in[i]

@@ -14,11 +14,11 @@ const MaxWidth = 256
 // MLP is the default interference predictor: standardized inputs, hidden
 // layers with ReLU, and one output z mapped to Ŝ = 1 + softplus(z), so it
 // never predicts a speed-up, capped at the worst slowdown it was trained
-// on. An MLP is immutable once built (by [Train], [Decode] or [Default]) and
-// safe for concurrent use.
+// on. An MLP is immutable once built (by [Decode], [Default], [NewMLP] or
+// package iac/train) and safe for concurrent use.
 type MLP struct {
-	cols   []column
-	layers []layer // the hidden layers, then the output layer (Out = 1)
+	cols   []Column
+	layers []Layer // the hidden layers, then the output layer (Out = 1)
 	// maxSlowdown caps predictions at the worst slowdown of the training
 	// data: with the inputs clamped to their training range, the model
 	// answers only within what it has seen.
@@ -27,10 +27,24 @@ type MLP struct {
 	sides       inputSides // the inputs by profile, for the first layer
 }
 
-// layer is a dense layer: out = Wᵀ·in + B, W input-major (In×Out).
-type layer struct {
+// Layer is a dense layer: out = Wᵀ·in + B, W input-major (In×Out: W[k*Out+j]
+// weighs input k into unit j).
+type Layer struct {
 	In, Out int
 	W, B    []float64
+}
+
+// NewMLP builds a model from its parts: the inputs, the hidden layers (ReLU)
+// then the output layer (one unit), the cap on predictions, and how it was
+// trained. It checks them as [Decode] checks a model file. The model keeps
+// cols and layers (it copies only a layer with a subnormal weight, which it
+// zeroes): the caller must not change them afterwards.
+func NewMLP(cols []Column, layers []Layer, maxSlowdown float64, info ModelInfo) (*MLP, error) {
+	m := newMLP(cols, layers, maxSlowdown, info)
+	if err := m.validate(); err != nil {
+		return nil, fmt.Errorf("iac: NewMLP: %w", err)
+	}
+	return m, nil
 }
 
 var _ elastico.Predictor = (*MLP)(nil)
@@ -46,7 +60,7 @@ func (m *MLP) Slowdown(victim, aggressor *elastico.Profile) float64 {
 // Predict returns the slowdown for an already built feature vector.
 func (m *MLP) Predict(v *Vector) float64 {
 	var in [maxInputs]float64
-	encode(in[:], v, m.cols)
+	Standardize(in[:], v, m.cols)
 	return min(m.forward(in[:len(m.cols)]), m.maxSlowdown)
 }
 
@@ -72,11 +86,16 @@ func (m *MLP) SlowdownBatch(dst []float64, victims, aggressors []*elastico.Profi
 			return dst, fmt.Errorf("iac: SlowdownBatch: pair %d: nil profile", i)
 		}
 		v.Build(victims[i], aggressors[i])
-		encode(x, &v, m.cols)
+		Standardize(x, &v, m.cols)
 		dst[i] = min(m.forwardInto(x, s.a[:], s.b[:], s.nz[:]), m.maxSlowdown)
 	}
 	return dst, nil
 }
+
+// Forward returns the network's output for inputs [Standardize] wrote with
+// the model's columns, x[:len(cols)], without the cap at MaxSlowdown: what
+// training's loss measures, on inputs it standardized once.
+func (m *MLP) Forward(x []float64) float64 { return m.forward(x[:len(m.cols)]) }
 
 // forward runs the network on standardized inputs. The scratch space lives
 // in arrays on the stack, sized for the model's widest layer (Go zeroes
@@ -186,7 +205,7 @@ func relu(x []float64) {
 // affine computes out = Wᵀ·x + b over the inputs listed in nz (the others
 // are zero), with W stored input-major (W[k*Out+j] is the weight from input
 // k to unit j).
-func affine(out []float64, l *layer, x []float64, nz []int32) {
+func affine(out []float64, l *Layer, x []float64, nz []int32) {
 	copy(out, l.B)
 	accumulate(out, l, x, nz)
 }
@@ -198,7 +217,7 @@ func affine(out []float64, l *layer, x []float64, nz []int32) {
 // (float64(…)), which forbids fused multiply-add, so that training gives
 // the same bits wherever the compiler would fuse (the training program
 // reproduces the embedded model).
-func accumulate(out []float64, l *layer, x []float64, nz []int32) {
+func accumulate(out []float64, l *Layer, x []float64, nz []int32) {
 	m := l.Out
 	w := l.W
 	i := 0
@@ -232,15 +251,6 @@ func softplus(z float64) float64 {
 		return z + math.Log(1+math.Exp(-z))
 	}
 	return math.Log(1 + math.Exp(z))
-}
-
-// sigmoid is softplus's derivative.
-func sigmoid(z float64) float64 {
-	if z >= 0 {
-		return 1 / (1 + math.Exp(-z))
-	}
-	e := math.Exp(z)
-	return e / (1 + e)
 }
 
 // MaxSlowdown returns the cap on predictions: the worst slowdown in the

@@ -23,7 +23,7 @@ type inputSides struct {
 	width                   int     // the first layer's width
 }
 
-func newInputSides(cols []column, width int) inputSides {
+func newInputSides(cols []Column, width int) inputSides {
 	s := inputSides{width: width}
 	for i, c := range cols {
 		switch sideOf(c.Feature) {
@@ -56,9 +56,10 @@ func sideOf(f Feature) side {
 	return pairSide
 }
 
-// newMLP builds a model from its parts (already validated or trained).
-// Subnormal parameters become zero (in a copy: layers may be a trainer's).
-func newMLP(cols []column, layers []layer, maxSlowdown float64, info ModelInfo) *MLP {
+// newMLP builds a model from its parts, unchecked (Decode and NewMLP
+// validate it). Subnormal parameters become zero (in a copy: layers may be
+// a trainer's).
+func newMLP(cols []Column, layers []Layer, maxSlowdown float64, info ModelInfo) *MLP {
 	m := &MLP{cols: cols, layers: flushSubnormal(layers), maxSlowdown: maxSlowdown, info: info}
 	if len(layers) > 0 {
 		m.sides = newInputSides(cols, layers[0].Out)
@@ -73,8 +74,8 @@ func newMLP(cols []column, layers []layer, maxSlowdown float64, info ModelInfo) 
 // a plain multiply: they made a prediction three times slower. They add
 // nothing a prediction can see (a product below 1e-300 vanishes against
 // any normal sum).
-func flushSubnormal(layers []layer) []layer {
-	var out []layer
+func flushSubnormal(layers []Layer) []Layer {
+	var out []Layer
 	for i := range layers {
 		l := &layers[i]
 		if !slices.ContainsFunc(l.W, subnormal) && !slices.ContainsFunc(l.B, subnormal) {
@@ -132,7 +133,7 @@ func (m *MLP) AppendPrepared(dst []float64, p *elastico.Profile) []float64 {
 	x := in[:len(m.cols)]
 	l := &m.layers[0]
 	v.job(p, AGrEngineActive, AIsTraining, ALog10Throughput)
-	encode(x, &v, m.cols)
+	Standardize(x, &v, m.cols)
 	accumulate(out[:w], l, x, listNonzero(nz[:], x, m.sides.victim))
 	for i, t := range pairTerms {
 		out[2*w+i] = math.NaN()
@@ -142,7 +143,7 @@ func (m *MLP) AppendPrepared(dst []float64, p *elastico.Profile) []float64 {
 	}
 	v = Vector{}
 	v.job(p, BGrEngineActive, BIsTraining, BLog10Throughput)
-	encode(x, &v, m.cols)
+	Standardize(x, &v, m.cols)
 	accumulate(out[w:2*w], l, x, listNonzero(nz[:], x, m.sides.aggressor))
 	return dst
 }
@@ -165,7 +166,7 @@ func (m *MLP) SlowdownPrepared(victim, aggressor []float64) (float64, error) {
 	return m.fromPrepared(l, victim, aggressor[w:2*w], victim[2*w:], aggressor[2*w:], s.a[:], s.b[:], s.nz[:]), nil
 }
 
-func (m *MLP) fromPrepared(l *layer, victim, aggressor, termsV, termsA, cur, next []float64, nz []int32) float64 {
+func (m *MLP) fromPrepared(l *Layer, victim, aggressor, termsV, termsA, cur, next []float64, nz []int32) float64 {
 	out := cur[:l.Out]
 	combine(out, l.B, victim, aggressor)
 	if len(m.sides.pair) > 0 {
@@ -181,7 +182,7 @@ func (m *MLP) fromPrepared(l *layer, victim, aggressor, termsV, termsA, cur, nex
 		v.pairs()
 		var in [maxInputs]float64
 		x := in[:len(m.cols)]
-		encode(x, &v, m.cols)
+		Standardize(x, &v, m.cols)
 		accumulate(out, l, x, listNonzero(nz, x, m.sides.pair))
 	}
 	return min(m.hidden(out, next, nz), m.maxSlowdown)

@@ -1,11 +1,15 @@
-package iac
+package iac_test
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/iac"
 	"github.com/elastico/elastico/iac/iactest"
+	"github.com/elastico/elastico/iac/internal/synthetic"
 )
 
 // TestSlowdownPreparedIsSlowdown holds the prepared path to the plain one,
@@ -14,7 +18,7 @@ import (
 // reads counters, pairwise sums and masks (synthetic data lacks some
 // counters); the default reads task attributes only.
 func TestSlowdownPreparedIsSlowdown(t *testing.T) {
-	def, err := Default()
+	def, err := iac.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,14 +26,15 @@ func TestSlowdownPreparedIsSlowdown(t *testing.T) {
 	odd = append(odd, elastico.Profile{Family: "nan", Params: math.NaN(), Throughput: math.Inf(1), Config: elastico.Configuration{KVCacheFrac: math.NaN()}})
 	for _, tc := range []struct {
 		name     string
-		m        *MLP
+		m        *iac.MLP
 		profiles []elastico.Profile
 	}{
-		{"trained on counters", trainQuick(t, 3), append(synthetic(3, 4, 9).Profiles, odd...)},
-		{"default", def, append(synthetic(4, 4, 11).Profiles, odd...)},
+		{"trained on counters", trainQuick(t, 3), append(synthetic.Dataset(3, 4, 9).Profiles, odd...)},
+		{"default", def, append(synthetic.Dataset(4, 4, 11).Profiles, odd...)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if len(tc.m.sides.pair) == 0 && tc.name != "default" {
+			pairwise := slices.ContainsFunc(tc.m.Inputs(), func(in string) bool { return strings.HasPrefix(in, "pair_") })
+			if !pairwise && tc.name != "default" {
 				t.Fatal("the model has no pairwise inputs: the test would not exercise them")
 			}
 			n := tc.m.PreparedLen()
@@ -78,7 +83,7 @@ func TestSlowdownPreparedRejectsWrongLength(t *testing.T) {
 }
 
 func TestSlowdownPreparedAllocatesNothing(t *testing.T) {
-	m, err := Default()
+	m, err := iac.Default()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,9 @@
 // repeats runs over seeds and policies and [Summarize] reports every
 // metric's mean and 95 % confidence interval (disruptions per GPU-hour and
 // per job, flaps among them), with ratios against a baseline, as a table,
-// JSON, CSV (one row per job in [WriteJobsCSV]) and PNG plots.
+// JSON and CSV (one row per job in [WriteJobsCSV]); package sim/plots draws
+// an [Outcome] as PNG plots, apart so that sim does not link the plotting
+// library.
 //
 // The package reads no clock except to time Epoch calls (a reported metric),
 // uses no global random source (seeds come from the caller), and writes

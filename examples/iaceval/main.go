@@ -13,7 +13,7 @@
 // {"mlp":{"mape":…,"r2":…},"gbdt":{…},"linear":{…},"train_pairs":…,"test_pairs":…}
 // (MAPE in percent; pairs are ordered pairs, one per measured direction;
 // null for a metric that cannot be computed, such as R² of a test set whose
-// slowdowns are all equal: see iac.Metrics).
+// slowdowns are all equal: see Metrics in package iac/train).
 // The file formats are documented in iac.ReadProfiles and
 // iac.Dataset.ReadPairs; examples/gavel2csv writes Gavel's data in them.
 package main
@@ -29,6 +29,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/elastico/elastico/iac"
+	"github.com/elastico/elastico/iac/train"
 )
 
 func main() {
@@ -68,22 +69,22 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg := iac.EvalConfig{Folds: *folds}
+	cfg := train.EvalConfig{Folds: *folds}
 	rng := rand.New(rand.NewPCG(*seed, 0))
-	var reports []*iac.Report
+	var reports []*train.Report
 	switch {
 	case *holdout != "":
 		var fams []string
 		for _, f := range strings.Split(*holdout, ",") {
 			fams = append(fams, strings.TrimSpace(f))
 		}
-		r, err := iac.Holdout(d, fams, cfg, rng)
+		r, err := train.Holdout(d, fams, cfg, rng)
 		if err != nil {
 			return err
 		}
 		reports = append(reports, r)
 	case *lofo:
-		if reports, err = iac.LeaveOneFamilyOut(d, cfg, rng); err != nil {
+		if reports, err = train.LeaveOneFamilyOut(d, cfg, rng); err != nil {
 			return err
 		}
 	case *testProfiles != "" || *testPairs != "":
@@ -94,13 +95,13 @@ func run(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		r, err := iac.Transfer(d, test, cfg, rng)
+		r, err := train.Transfer(d, test, cfg, rng)
 		if err != nil {
 			return err
 		}
 		reports = append(reports, r)
 	default:
-		r, err := iac.CrossValidate(d, cfg, rng)
+		r, err := train.CrossValidate(d, cfg, rng)
 		if err != nil {
 			return err
 		}
@@ -137,13 +138,13 @@ func read(profiles, pairs string) (*iac.Dataset, error) {
 	return iac.ReadDataset(pf, profiles, qf, pairs)
 }
 
-func printReport(w io.Writer, r *iac.Report) {
+func printReport(w io.Writer, r *train.Report) {
 	fmt.Fprintf(w, "%s: trained on %d ordered pairs, tested on %d\n", r.Mode, r.TrainPairs, r.TestPairs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "model\tMAPE %\tR²\tspeed MAPE %\t")
 	for _, m := range []struct {
 		name string
-		m    iac.Metrics
+		m    train.Metrics
 	}{{"mlp", r.MLP}, {"gbdt", r.GBDT}, {"linear", r.Linear}} {
 		fmt.Fprintf(tw, "%s\t%.1f\t%.3f\t%.1f\t\n", m.name, m.m.MAPE, m.m.R2, m.m.SpeedMAPE)
 	}
@@ -158,7 +159,7 @@ func printReport(w io.Writer, r *iac.Report) {
 	fmt.Fprintln(w)
 }
 
-func printSummary(w io.Writer, rs []*iac.Report) {
+func printSummary(w io.Writer, rs []*train.Report) {
 	fmt.Fprintln(w, "summary (MAPE % on the held-out family's pairs):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "held out\tpairs\tmlp\tgbdt\tlinear\tmlp R²\t")

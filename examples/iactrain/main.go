@@ -22,6 +22,7 @@ import (
 
 	"github.com/elastico/elastico/iac"
 	"github.com/elastico/elastico/iac/gaveldata"
+	"github.com/elastico/elastico/iac/train"
 )
 
 func main() {
@@ -43,7 +44,7 @@ func run(gpus []string, seed uint64, out string, check bool) error {
 	}
 	cfg := iac.TrainConfig{Label: fmt.Sprintf("%s: %d profiles, %d pairs, %d ordered samples; iac.DefaultTrainConfig(), seed %d (go run ./examples/iactrain)",
 		d.Name, len(d.Profiles), len(d.Pairs), len(d.Samples()), seed)}
-	m, err := iac.Fit(d, cfg, rand.New(rand.NewPCG(seed, 0)))
+	m, err := train.Fit(d, cfg, rand.New(rand.NewPCG(seed, 0)))
 	if err != nil {
 		return err
 	}

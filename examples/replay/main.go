@@ -44,6 +44,7 @@ import (
 	"github.com/elastico/elastico/pds"
 	"github.com/elastico/elastico/sim"
 	"github.com/elastico/elastico/sim/baseline"
+	"github.com/elastico/elastico/sim/plots"
 )
 
 // defaultTrace is the shipped trace replayed when -trace is not given.
@@ -315,6 +316,6 @@ func writeOut(dir string, s *sim.Summary, out *sim.Outcome, meta map[string]any)
 	for _, f := range files {
 		errs = append(errs, sim.WriteFileAtomic(filepath.Join(dir, f.name), f.fill))
 	}
-	errs = append(errs, sim.WritePlots(dir, out))
+	errs = append(errs, plots.Write(dir, out))
 	return errors.Join(errs...)
 }

@@ -1,4 +1,4 @@
-package iac
+package train
 
 import (
 	"fmt"
@@ -6,20 +6,19 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/iac"
 )
 
-// The design card names gorgonia.org/tensor for the MLP's batched training.
 // These benchmarks time one training step (forward, backward, Adam) on a
 // mini-batch both ways: per-sample loops on flat slices (backprop below),
-// and what Train does, matrix products on gorgonia tensors (dense MatMul
+// and what MLP does, matrix products on gorgonia tensors (dense MatMul
 // through gonum's BLAS, transposed views, preallocated results). The
 // package doc records what they measured.
 
-func benchColumns(d int) []column {
-	cols := make([]column, d)
+func benchColumns(d int) []iac.Column {
+	cols := make([]iac.Column, d)
 	for i := range cols {
-		cols[i] = column{Feature: Feature(i), Mean: 0, Std: 1, Lo: -10, Hi: 10}
+		cols[i] = iac.Column{Feature: iac.Feature(i), Mean: 0, Std: 1, Lo: -10, Hi: 10}
 	}
 	return cols
 }
@@ -44,7 +43,7 @@ var benchShapes = []struct{ inputs, batch int }{
 }
 
 // denseAffine is out = Wᵀ·x + b, plainly.
-func denseAffine(out []float64, l *layer, x []float64) {
+func denseAffine(out []float64, l *iac.Layer, x []float64) {
 	copy(out, l.B)
 	for k, xk := range x {
 		for j := range out {
@@ -156,7 +155,7 @@ func BenchmarkTrainStepFlat(b *testing.B) {
 	for _, s := range benchShapes {
 		b.Run(fmt.Sprintf("in=%d/batch=%d", s.inputs, s.batch), func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
-			c, _ := TrainConfig{Hidden: []int{64, 32}}.resolve()
+			c, _ := resolve(iac.TrainConfig{Hidden: []int{64, 32}})
 			t := newTrainer(benchColumns(s.inputs), c, rng)
 			x, y := benchBatch(s.batch, s.inputs, rng)
 			t.xTrain, t.yTrain = x, y
@@ -176,13 +175,13 @@ func BenchmarkTrainStepFlat(b *testing.B) {
 	}
 }
 
-// BenchmarkTrainStepTensor times what Train does: trainer.gradient (gorgonia
+// BenchmarkTrainStepTensor times what MLP does: trainer.gradient (gorgonia
 // tensors) and the same Adam step.
 func BenchmarkTrainStepTensor(b *testing.B) {
 	for _, s := range benchShapes {
 		b.Run(fmt.Sprintf("in=%d/batch=%d", s.inputs, s.batch), func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
-			c, _ := TrainConfig{Hidden: []int{64, 32}}.resolve()
+			c, _ := resolve(iac.TrainConfig{Hidden: []int{64, 32}})
 			t := newTrainer(benchColumns(s.inputs), c, rng)
 			t.xTrain, t.yTrain = benchBatch(s.batch, s.inputs, rng)
 			t.init()
@@ -209,7 +208,7 @@ func BenchmarkTrainStepTensor(b *testing.B) {
 func TestTensorGradientMatchesFlat(t *testing.T) {
 	const in, batch = 5, 4
 	rng := rand.New(rand.NewPCG(3, 4))
-	c, _ := TrainConfig{Hidden: []int{64, 32}, Dropout: -1}.resolve()
+	c, _ := resolve(iac.TrainConfig{Hidden: []int{64, 32}, Dropout: -1})
 	tr := newTrainer(benchColumns(in), c, rng)
 	x, y := benchBatch(batch, in, rng)
 	tr.xTrain, tr.yTrain = x, y
@@ -227,54 +226,5 @@ func TestTensorGradientMatchesFlat(t *testing.T) {
 		if d := flat[i] - tr.grad[i]; math.Abs(d) > 1e-12*math.Max(1, math.Abs(flat[i])) {
 			t.Fatalf("gradient %d: flat %g, tensor %g", i, flat[i], tr.grad[i])
 		}
-	}
-}
-
-// BenchmarkSlowdownAllCounters is one prediction of a model with the
-// default widths whose inputs are every feature of the vector and the masks
-// of those that are sometimes missing: about the most a user's model can
-// cost (the embedded one has 8 inputs, see BenchmarkSlowdown), at the
-// default widths and at half of them.
-func BenchmarkSlowdownAllCounters(b *testing.B) {
-	d := synthetic(4, 4, 1)
-	for i := range d.Profiles {
-		p := &d.Profiles[i]
-		for c := elastico.Counter(0); c < elastico.NumCounters; c++ {
-			if !p.Counters.Has(c) && (i+int(c))%3 != 0 {
-				p.Counters.Set(c, 0.05*float64(c)+0.1*float64(i%4))
-			}
-		}
-		p.Config.KVCacheFrac = 0.1 * float64(i%3)
-		p.Config.AMP = i%2 == 0
-		p.Config.Checkpointing = i%3 == 1
-		if i%2 == 1 {
-			p.Class = elastico.Inference
-		}
-		if i%4 == 0 {
-			p.Config.BatchSize = 0
-		}
-		if i%5 == 0 {
-			p.Params = 0
-		}
-		if i%6 == 0 {
-			p.Throughput = 0
-		}
-	}
-	for _, hidden := range [][]int{{64, 32}, {32, 16}} {
-		b.Run(fmt.Sprintf("hidden=%dx%d", hidden[0], hidden[1]), func(b *testing.B) {
-			m, err := Train(d.Samples(), TrainConfig{Hidden: hidden, MaxEpochs: 2, NoRefit: true}, rand.New(rand.NewPCG(1, 0)))
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			i := 0
-			var sink float64
-			for b.Loop() {
-				sink += m.Slowdown(&d.Profiles[i%16], &d.Profiles[(i*7+3)%16])
-				i++
-			}
-			_ = sink
-			b.ReportMetric(float64(len(m.cols)), "inputs")
-		})
 	}
 }

@@ -1,5 +1,5 @@
 //go:build !race
 
-package iac_test
+package train_test
 
 const raceEnabled = false

@@ -1,4 +1,4 @@
-package iac
+package train
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/elastico/elastico/iac"
 )
 
 func TestTrainIsSeeded(t *testing.T) {
@@ -22,13 +24,13 @@ func TestTrainIsSeeded(t *testing.T) {
 }
 
 func TestTrainLearnsAKnownLaw(t *testing.T) {
-	train := synthetic(5, 4, 1)
-	m, err := Train(train.Samples(), quick, rand.New(rand.NewPCG(1, 0)))
+	train := data(5, 4, 1)
+	m, err := MLP(train.Samples(), quick, rand.New(rand.NewPCG(1, 0)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Fresh profiles from the same law, never seen.
-	test := synthetic(3, 4, 9).Samples()
+	test := data(3, 4, 9).Samples()
 	var ape, base float64
 	var mean float64
 	for _, s := range train.Samples() {
@@ -62,27 +64,27 @@ func TestTrainLearnsAKnownLaw(t *testing.T) {
 func TestTrainConfigValidation(t *testing.T) {
 	tests := []struct {
 		name    string
-		cfg     TrainConfig
+		cfg     iac.TrainConfig
 		wantErr string
 	}{
-		{"no layers", TrainConfig{Hidden: []int{}}, "TrainConfig.Hidden"},
-		{"too wide", TrainConfig{Hidden: []int{MaxWidth + 1}}, "TrainConfig.Hidden[0]"},
-		{"dropout 1", TrainConfig{Dropout: 1}, "TrainConfig.Dropout"},
-		{"learning rate", TrainConfig{LearningRate: 2}, "TrainConfig.LearningRate"},
-		{"beta1", TrainConfig{Beta1: 1}, "TrainConfig.Beta1"},
-		{"beta2", TrainConfig{Beta2: -0.5}, "TrainConfig.Beta2"},
-		{"epsilon", TrainConfig{Epsilon: 2}, "TrainConfig.Epsilon"},
-		{"batch", TrainConfig{BatchSize: -1}, "TrainConfig.BatchSize"},
-		{"epochs", TrainConfig{MaxEpochs: -3}, "TrainConfig.MaxEpochs"},
-		{"patience", TrainConfig{Patience: -1}, "TrainConfig.Patience"},
-		{"validation", TrainConfig{ValidationFrac: 0.9}, "TrainConfig.ValidationFrac"},
-		{"weight decay", TrainConfig{WeightDecay: 1}, "TrainConfig.WeightDecay"},
+		{"no layers", iac.TrainConfig{Hidden: []int{}}, "TrainConfig.Hidden"},
+		{"too wide", iac.TrainConfig{Hidden: []int{iac.MaxWidth + 1}}, "TrainConfig.Hidden[0]"},
+		{"dropout 1", iac.TrainConfig{Dropout: 1}, "TrainConfig.Dropout"},
+		{"learning rate", iac.TrainConfig{LearningRate: 2}, "TrainConfig.LearningRate"},
+		{"beta1", iac.TrainConfig{Beta1: 1}, "TrainConfig.Beta1"},
+		{"beta2", iac.TrainConfig{Beta2: -0.5}, "TrainConfig.Beta2"},
+		{"epsilon", iac.TrainConfig{Epsilon: 2}, "TrainConfig.Epsilon"},
+		{"batch", iac.TrainConfig{BatchSize: -1}, "TrainConfig.BatchSize"},
+		{"epochs", iac.TrainConfig{MaxEpochs: -3}, "TrainConfig.MaxEpochs"},
+		{"patience", iac.TrainConfig{Patience: -1}, "TrainConfig.Patience"},
+		{"validation", iac.TrainConfig{ValidationFrac: 0.9}, "TrainConfig.ValidationFrac"},
+		{"weight decay", iac.TrainConfig{WeightDecay: 1}, "TrainConfig.WeightDecay"},
 	}
-	samples := synthetic(2, 2, 1).Samples()
+	samples := data(2, 2, 1).Samples()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Train(samples, tc.cfg, rand.New(rand.NewPCG(1, 0)))
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.HasPrefix(err.Error(), "iac: ") {
+			_, err := MLP(samples, tc.cfg, rand.New(rand.NewPCG(1, 0)))
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.HasPrefix(err.Error(), "train: ") {
 				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
 			}
 		})
@@ -90,28 +92,29 @@ func TestTrainConfigValidation(t *testing.T) {
 }
 
 func TestTrainDefaults(t *testing.T) {
-	got, err := TrainConfig{}.resolve()
+	got, err := resolve(iac.TrainConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(DefaultTrainConfig(), got); d != "" {
+	if d := cmp.Diff(iac.DefaultTrainConfig(), got); d != "" {
 		t.Errorf("zero config resolves to (-defaults +got):\n%s", d)
 	}
-	off, err := TrainConfig{Dropout: -1, WeightDecay: -1}.resolve()
+	off, err := resolve(iac.TrainConfig{Dropout: -1, WeightDecay: -1})
 	if err != nil || off.Dropout != 0 || off.WeightDecay != 0 {
 		t.Errorf("negative Dropout/WeightDecay: %+v, %v; want them off", off, err)
 	}
 }
 
 func TestTrainRefusesBadInput(t *testing.T) {
-	good := synthetic(2, 2, 1).Samples()
-	bad := append([]Sample(nil), good...)
+	good := data(2, 2, 1).Samples()
+	bad := append([]iac.Sample(nil), good...)
 	bad[3].Slowdown = 0.5
-	nan := append([]Sample(nil), good...)
-	nan[0].Features.set(ASMActive, math.NaN())
+	nan := append([]iac.Sample(nil), good...)
+	nan[0].Features.X[iac.ASMActive] = math.NaN()
+	nan[0].Features.Present |= 1 << iac.ASMActive
 	tests := []struct {
 		name    string
-		samples []Sample
+		samples []iac.Sample
 		rng     *rand.Rand
 		wantErr string
 	}{
@@ -122,19 +125,19 @@ func TestTrainRefusesBadInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Train(tc.samples, quick, tc.rng)
+			_, err := MLP(tc.samples, quick, tc.rng)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("error %v, want %q", err, tc.wantErr)
 			}
 		})
 	}
-	if _, err := Train(good[:1], quick, rand.New(rand.NewPCG(1, 0))); !errors.Is(err, ErrTooFewSamples) {
+	if _, err := MLP(good[:1], quick, rand.New(rand.NewPCG(1, 0))); !errors.Is(err, iac.ErrTooFewSamples) {
 		t.Errorf("one sample: %v, want ErrTooFewSamples", err)
 	}
 }
 
 func TestSplitKeepsGroupsTogether(t *testing.T) {
-	samples := synthetic(3, 3, 1).Samples()
+	samples := data(3, 3, 1).Samples()
 	train, val := splitGroups(samples, 0.2, rand.New(rand.NewPCG(1, 0)))
 	if len(train)+len(val) != len(samples) || len(val) == 0 {
 		t.Fatalf("split %d + %d of %d", len(train), len(val), len(samples))
@@ -152,7 +155,7 @@ func TestSplitKeepsGroupsTogether(t *testing.T) {
 
 func TestPredictionsDoNotExtrapolate(t *testing.T) {
 	m := trainQuick(t, 1)
-	d := synthetic(4, 4, 1)
+	d := data(4, 4, 1)
 	a, b := d.Profiles[0], d.Profiles[5]
 	edge := m.Slowdown(&a, &b)
 	// Far outside every training value: the inputs are clamped to the
@@ -172,27 +175,27 @@ func TestPredictionsDoNotExtrapolate(t *testing.T) {
 // A model with more inputs than hidden units (every feature and mask, two
 // narrow layers) predicts without running out of scratch space.
 func TestManyInputsNarrowLayers(t *testing.T) {
-	var cols []column
-	for f := Feature(0); f < NumFeatures; f++ {
-		cols = append(cols, column{Feature: f, Std: 1, Lo: -5, Hi: 5}, column{Feature: f, Mask: true, Std: 1, Lo: -5, Hi: 5})
+	var cols []iac.Column
+	for f := iac.Feature(0); f < iac.NumFeatures; f++ {
+		cols = append(cols, iac.Column{Feature: f, Std: 1, Lo: -5, Hi: 5}, iac.Column{Feature: f, Mask: true, Std: 1, Lo: -5, Hi: 5})
 	}
-	c, err := TrainConfig{Hidden: []int{8, 4}}.resolve()
+	c, err := resolve(iac.TrainConfig{Hidden: []int{8, 4}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr := newTrainer(cols, c, rand.New(rand.NewPCG(1, 0)))
 	tr.init()
-	m := newMLP(cols, tr.net, 100, ModelInfo{})
-	if err := m.validate(); err != nil {
+	m, err := iac.NewMLP(cols, tr.net, 100, iac.ModelInfo{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	d := synthetic(2, 2, 1)
+	d := data(2, 2, 1)
 	for i := range d.Profiles {
 		if s := m.Slowdown(&d.Profiles[i], &d.Profiles[0]); !(s >= 1) {
 			t.Errorf("Slowdown = %g", s)
 		}
 	}
-	if len(cols) != maxInputs {
-		t.Errorf("%d inputs, want the most there can be (%d)", len(cols), maxInputs)
+	if most := 2 * int(iac.NumFeatures); len(cols) != most {
+		t.Errorf("%d inputs, want the most there can be (%d)", len(cols), most)
 	}
 }

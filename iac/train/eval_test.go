@@ -1,4 +1,4 @@
-package iac
+package train
 
 import (
 	"encoding/json"
@@ -8,12 +8,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/elastico/elastico/iac"
 )
 
-var quickEval = EvalConfig{Folds: 3, MLP: quick, GBDT: GBDTConfig{Trees: 60}}
+var quickEval = EvalConfig{Folds: 3, MLP: quick, GBDT: iac.GBDTConfig{Trees: 60}}
 
 func TestCrossValidate(t *testing.T) {
-	d := synthetic(4, 4, 1)
+	d := data(4, 4, 1)
 	r, err := CrossValidate(d, quickEval, rand.New(rand.NewPCG(1, 0)))
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +54,7 @@ func TestCrossValidate(t *testing.T) {
 }
 
 func TestHoldoutTestsOnlyTheHeldFamily(t *testing.T) {
-	d := synthetic(4, 3, 1)
+	d := data(4, 3, 1)
 	r, err := Holdout(d, []string{"f1"}, quickEval, rand.New(rand.NewPCG(1, 0)))
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +82,7 @@ func TestHoldoutTestsOnlyTheHeldFamily(t *testing.T) {
 }
 
 func TestLeaveOneFamilyOutAndTransfer(t *testing.T) {
-	d := synthetic(3, 3, 1)
+	d := data(3, 3, 1)
 	rs, err := LeaveOneFamilyOut(d, quickEval, rand.New(rand.NewPCG(1, 0)))
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +90,7 @@ func TestLeaveOneFamilyOutAndTransfer(t *testing.T) {
 	if len(rs) != 3 {
 		t.Fatalf("%d reports, want one per family", len(rs))
 	}
-	r, err := Transfer(d, synthetic(3, 3, 2), quickEval, rand.New(rand.NewPCG(1, 0)))
+	r, err := Transfer(d, data(3, 3, 2), quickEval, rand.New(rand.NewPCG(1, 0)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,21 +100,21 @@ func TestLeaveOneFamilyOutAndTransfer(t *testing.T) {
 }
 
 func TestEvalRefusesBadInput(t *testing.T) {
-	d := synthetic(2, 2, 1)
+	d := data(2, 2, 1)
 	if _, err := CrossValidate(d, EvalConfig{Folds: 1}, rand.New(rand.NewPCG(1, 0))); err == nil || !strings.Contains(err.Error(), "Folds") {
 		t.Errorf("1 fold: %v", err)
 	}
 	if _, err := CrossValidate(d, EvalConfig{}, nil); err == nil {
 		t.Errorf("nil rng: no error")
 	}
-	small := &Dataset{Name: "s", IDs: d.IDs, Profiles: d.Profiles, Pairs: d.Pairs[:2]}
+	small := &iac.Dataset{Name: "s", IDs: d.IDs, Profiles: d.Profiles, Pairs: d.Pairs[:2]}
 	if _, err := CrossValidate(small, EvalConfig{}, rand.New(rand.NewPCG(1, 0))); err == nil || !strings.Contains(err.Error(), "too few") {
 		t.Errorf("2 pairs in 5 folds: %v", err)
 	}
 }
 
 func TestMetrics(t *testing.T) {
-	ss := []Sample{{Slowdown: 1}, {Slowdown: 2}, {Slowdown: 4}}
+	ss := []iac.Sample{{Slowdown: 1}, {Slowdown: 2}, {Slowdown: 4}}
 	outs := []outcome{{s: &ss[0], mlp: 1.1}, {s: &ss[1], mlp: 2}, {s: &ss[2], mlp: 3}}
 	m := metrics(outs, func(o *outcome) float64 { return o.mlp })
 	want := Metrics{

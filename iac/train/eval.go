@@ -1,4 +1,4 @@
-package iac
+package train
 
 import (
 	"encoding/json"
@@ -8,15 +8,17 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+
+	"github.com/elastico/elastico/iac"
 )
 
 // EvalConfig configures an evaluation: the three models' settings and the
 // number of folds. Zero values mean the defaults.
 type EvalConfig struct {
 	Folds  int // cross-validation folds; default 5
-	MLP    TrainConfig
-	GBDT   GBDTConfig
-	Linear LinearConfig
+	MLP    iac.TrainConfig
+	GBDT   iac.GBDTConfig
+	Linear iac.LinearConfig
 }
 
 // Metrics are one model's errors on a test set. MAPE is the mean of
@@ -95,28 +97,25 @@ type Report struct {
 	PerFamily  []FamilyMetrics `json:"per_family,omitempty"`
 }
 
-// predictor is what evaluation needs of a model.
-type predictor interface{ Predict(*Vector) float64 }
-
 type outcome struct {
-	s                  *Sample
+	s                  *iac.Sample
 	mlp, gbdt, linearP float64
 }
 
 // fitAll trains the three models on train and predicts test. Each model's
 // random source is derived from rng in a fixed order.
-func fitAll(train, test []Sample, cfg EvalConfig, rng *rand.Rand) ([]outcome, error) {
+func fitAll(train, test []iac.Sample, cfg EvalConfig, rng *rand.Rand) ([]outcome, error) {
 	mlpRng := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
 	gbdtRng := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
-	mlp, err := Train(train, cfg.MLP, mlpRng)
+	mlp, err := MLP(train, cfg.MLP, mlpRng)
 	if err != nil {
 		return nil, err
 	}
-	gb, err := TrainGBDT(train, cfg.GBDT, gbdtRng)
+	gb, err := iac.TrainGBDT(train, cfg.GBDT, gbdtRng)
 	if err != nil {
 		return nil, err
 	}
-	lin, err := TrainLinear(train, cfg.Linear)
+	lin, err := iac.TrainLinear(train, cfg.Linear)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +189,7 @@ func (c EvalConfig) folds() (int, error) {
 	case c.Folds == 0:
 		return 5, nil
 	case c.Folds < 2:
-		return 0, fmt.Errorf("iac: EvalConfig.Folds is %d, want ≥ 2", c.Folds)
+		return 0, fmt.Errorf("train: EvalConfig.Folds is %d, want ≥ 2", c.Folds)
 	}
 	return c.Folds, nil
 }
@@ -198,9 +197,9 @@ func (c EvalConfig) folds() (int, error) {
 // CrossValidate runs k-fold cross-validation of the MLP and both baselines
 // on the same folds. Folds split the measured pairs (both directions of a
 // co-located run stay in one fold), shuffled by rng.
-func CrossValidate(d *Dataset, cfg EvalConfig, rng *rand.Rand) (*Report, error) {
+func CrossValidate(d *iac.Dataset, cfg EvalConfig, rng *rand.Rand) (*Report, error) {
 	if rng == nil {
-		return nil, errors.New("iac: CrossValidate: nil *rand.Rand")
+		return nil, errors.New("train: CrossValidate: nil *rand.Rand")
 	}
 	k, err := cfg.folds()
 	if err != nil {
@@ -216,7 +215,7 @@ func CrossValidate(d *Dataset, cfg EvalConfig, rng *rand.Rand) (*Report, error) 
 	}
 	rng.Shuffle(len(groups), func(i, j int) { groups[i], groups[j] = groups[j], groups[i] })
 	if len(groups) < k {
-		return nil, fmt.Errorf("%w: %d pairs for %d folds", ErrTooFewSamples, len(groups), k)
+		return nil, fmt.Errorf("%w: %d pairs for %d folds", iac.ErrTooFewSamples, len(groups), k)
 	}
 	fold := make([]int, len(d.Pairs))
 	for pos, g := range groups {
@@ -225,7 +224,7 @@ func CrossValidate(d *Dataset, cfg EvalConfig, rng *rand.Rand) (*Report, error) 
 	var all []outcome
 	trainTotal := 0
 	for f := 0; f < k; f++ {
-		var train, test []Sample
+		var train, test []iac.Sample
 		for _, s := range samples {
 			if fold[s.Group] == f {
 				test = append(test, s)
@@ -235,7 +234,7 @@ func CrossValidate(d *Dataset, cfg EvalConfig, rng *rand.Rand) (*Report, error) 
 		}
 		outs, err := fitAll(train, test, cfg, rng)
 		if err != nil {
-			return nil, fmt.Errorf("iac: fold %d of %d: %w", f+1, k, err)
+			return nil, fmt.Errorf("train: fold %d of %d: %w", f+1, k, err)
 		}
 		all = append(all, outs...)
 		trainTotal += len(train)
@@ -246,12 +245,12 @@ func CrossValidate(d *Dataset, cfg EvalConfig, rng *rand.Rand) (*Report, error) 
 // Holdout trains on every pair that touches none of families and tests on
 // every pair that touches one of them: how the models do on a model family
 // they never saw.
-func Holdout(d *Dataset, families []string, cfg EvalConfig, rng *rand.Rand) (*Report, error) {
+func Holdout(d *iac.Dataset, families []string, cfg EvalConfig, rng *rand.Rand) (*Report, error) {
 	if rng == nil {
-		return nil, errors.New("iac: Holdout: nil *rand.Rand")
+		return nil, errors.New("train: Holdout: nil *rand.Rand")
 	}
 	if len(families) == 0 {
-		return nil, errors.New("iac: Holdout: no families")
+		return nil, errors.New("train: Holdout: no families")
 	}
 	if err := d.Validate(); err != nil {
 		return nil, err
@@ -260,11 +259,11 @@ func Holdout(d *Dataset, families []string, cfg EvalConfig, rng *rand.Rand) (*Re
 	held := map[string]bool{}
 	for _, f := range families {
 		if !slices.Contains(known, f) {
-			return nil, fmt.Errorf("iac: Holdout: family %q is not in %s (families: %s)", f, d.Name, strings.Join(known, ", "))
+			return nil, fmt.Errorf("train: Holdout: family %q is not in %s (families: %s)", f, d.Name, strings.Join(known, ", "))
 		}
 		held[f] = true
 	}
-	var train, test []Sample
+	var train, test []iac.Sample
 	for _, s := range d.Samples() {
 		if held[s.Victim] || held[s.Aggressor] {
 			test = append(test, s)
@@ -274,13 +273,13 @@ func Holdout(d *Dataset, families []string, cfg EvalConfig, rng *rand.Rand) (*Re
 	}
 	outs, err := fitAll(train, test, cfg, rng)
 	if err != nil {
-		return nil, fmt.Errorf("iac: holdout %s: %w", strings.Join(families, ","), err)
+		return nil, fmt.Errorf("train: holdout %s: %w", strings.Join(families, ","), err)
 	}
 	return report("holdout "+strings.Join(families, ",")+" on "+d.Name, outs, len(train)), nil
 }
 
 // LeaveOneFamilyOut runs Holdout for each family of d in turn.
-func LeaveOneFamilyOut(d *Dataset, cfg EvalConfig, rng *rand.Rand) ([]*Report, error) {
+func LeaveOneFamilyOut(d *iac.Dataset, cfg EvalConfig, rng *rand.Rand) ([]*Report, error) {
 	var out []*Report
 	for _, f := range d.Families() {
 		r, err := Holdout(d, []string{f}, cfg, rng)
@@ -294,9 +293,9 @@ func LeaveOneFamilyOut(d *Dataset, cfg EvalConfig, rng *rand.Rand) ([]*Report, e
 
 // Transfer trains on every pair of train and tests on every pair of test:
 // e.g. measured on one GPU type, used on another.
-func Transfer(train, test *Dataset, cfg EvalConfig, rng *rand.Rand) (*Report, error) {
+func Transfer(train, test *iac.Dataset, cfg EvalConfig, rng *rand.Rand) (*Report, error) {
 	if rng == nil {
-		return nil, errors.New("iac: Transfer: nil *rand.Rand")
+		return nil, errors.New("train: Transfer: nil *rand.Rand")
 	}
 	if err := train.Validate(); err != nil {
 		return nil, err
@@ -307,7 +306,7 @@ func Transfer(train, test *Dataset, cfg EvalConfig, rng *rand.Rand) (*Report, er
 	tr := train.Samples()
 	outs, err := fitAll(tr, test.Samples(), cfg, rng)
 	if err != nil {
-		return nil, fmt.Errorf("iac: train %s, test %s: %w", train.Name, test.Name, err)
+		return nil, fmt.Errorf("train: train %s, test %s: %w", train.Name, test.Name, err)
 	}
 	return report("train "+train.Name+", test "+test.Name, outs, len(tr)), nil
 }

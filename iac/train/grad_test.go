@@ -1,9 +1,11 @@
-package iac
+package train
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/elastico/elastico/iac"
 )
 
 // TestBackpropMatchesFiniteDifferences checks the training gradient against
@@ -11,7 +13,7 @@ import (
 func TestBackpropMatchesFiniteDifferences(t *testing.T) {
 	const in, n = 4, 3
 	rng := rand.New(rand.NewPCG(5, 6))
-	c, err := TrainConfig{Hidden: []int{7, 5}, Dropout: -1}.resolve()
+	c, err := resolve(iac.TrainConfig{Hidden: []int{7, 5}, Dropout: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

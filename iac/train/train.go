@@ -1,4 +1,4 @@
-package iac
+package train
 
 import (
 	"errors"
@@ -8,81 +8,101 @@ import (
 	"slices"
 
 	"gorgonia.org/tensor"
+
+	"github.com/elastico/elastico/iac"
 )
 
-// Sample is one measured ordered pair: the features of victim A next to
-// aggressor B and A's measured slowdown.
-type Sample struct {
-	Features Vector
-	// Slowdown is A's isolated throughput over its co-located throughput,
-	// ≥ 1 (a measured speed-up is recorded as 1: see [Dataset]).
-	Slowdown float64
-	// Group ties samples that come from one measurement (the two directions
-	// of one co-located run): every split keeps a group on one side.
-	Group int
-	// Victim and Aggressor are the two jobs' families, for per-family
-	// reports and leave-family-out splits.
-	Victim, Aggressor string
-}
-
-// TrainConfig holds the MLP's hyper-parameters. The zero value means every
-// documented default; DefaultTrainConfig spells them out.
-type TrainConfig struct {
-	// Hidden are the hidden layers' widths, each in 1..MaxWidth.
-	// Default {64, 32}: two layers, as the paper says, as wide as the
-	// 2 µs prediction budget allows (package doc).
-	Hidden []int
-	// Dropout is the rate applied to every hidden layer's output while
-	// training (inverted dropout). Default 0.2; negative: none.
-	Dropout float64
-	// LearningRate is Adam's step size. Default 1e-3.
-	LearningRate float64
-	// Beta1, Beta2, Epsilon are Adam's moment decays and its denominator's
-	// guard. Defaults 0.9, 0.999, 1e-8.
-	Beta1, Beta2, Epsilon float64
-	// WeightDecay is the L2 penalty on weights (not biases), added to the
-	// gradient. Default 1e-4; negative: none.
-	WeightDecay float64
-	// BatchSize is the mini-batch size. Default 32.
-	BatchSize int
-	// MaxEpochs bounds training. Default 2000.
-	MaxEpochs int
-	// Patience stops training after that many epochs without a better
-	// validation loss. Default 200.
-	Patience int
-	// ValidationFrac is the share of the training groups held out for early
-	// stopping, in (0, 0.5]. Default 0.2.
-	ValidationFrac float64
-	// NoRefit keeps the weights early stopping chose, trained without the
-	// validation split. By default Train then starts again from fresh
-	// weights and trains on every sample for the best epoch count, which
-	// lowered the cross-validated error on Gavel (package doc).
-	NoRefit bool
-	// Label is free text stored with the model: what it was trained on.
-	Label string
-}
-
-// DefaultTrainConfig returns the defaults that the zero TrainConfig stands
-// for.
-func DefaultTrainConfig() TrainConfig {
-	return TrainConfig{
-		Hidden:         []int{64, 32},
-		Dropout:        0.2,
-		LearningRate:   1e-3,
-		Beta1:          0.9,
-		Beta2:          0.999,
-		Epsilon:        1e-8,
-		WeightDecay:    1e-4,
-		BatchSize:      32,
-		MaxEpochs:      2000,
-		Patience:       200,
-		ValidationFrac: 0.2,
+// MLP fits an MLP to samples with Adam on mini-batches, minimizing the mean
+// squared relative error ((Ŝ − S)/S)² (a smooth stand-in for MAPE, which
+// the evaluation reports), and stops early on a validation split of the
+// groups; then, unless cfg.NoRefit, it trains again on every sample for the
+// best epoch count. Every random choice (the split, the initial weights,
+// the order of the samples, the dropout masks) comes from rng, so one seed
+// gives one model, bit for bit, on one GOARCH.
+func MLP(samples []iac.Sample, cfg iac.TrainConfig, rng *rand.Rand) (*iac.MLP, error) {
+	if rng == nil {
+		return nil, errors.New("train: MLP: nil *rand.Rand (the caller seeds training)")
 	}
+	c, err := resolve(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := iac.CheckSamples(samples); err != nil {
+		return nil, err
+	}
+	trainIdx, valIdx := splitGroups(samples, c.ValidationFrac, rng)
+	if len(trainIdx) < 2 || len(valIdx) < 1 {
+		return nil, fmt.Errorf("%w: %d samples in %d groups", iac.ErrTooFewSamples, len(samples), countGroups(samples))
+	}
+	xs := make([]iac.Vector, len(trainIdx))
+	for i, k := range trainIdx {
+		xs[i] = samples[k].Features
+	}
+	cols := iac.FitColumns(xs)
+	if len(cols) == 0 {
+		return nil, errors.New("train: MLP: no feature varies in the training samples")
+	}
+	t := newTrainer(cols, c, rng)
+	t.load(samples, trainIdx, valIdx)
+	t.init()
+	info, err := t.run()
+	if err != nil {
+		return nil, err
+	}
+	if !c.NoRefit {
+		// Again on every sample, from fresh weights, for the epochs that
+		// early stopping found best.
+		all := make([]int, len(samples))
+		xs := make([]iac.Vector, len(samples))
+		for i := range samples {
+			all[i] = i
+			xs[i] = samples[i].Features
+		}
+		if cols = iac.FitColumns(xs); len(cols) == 0 {
+			return nil, errors.New("train: MLP: no feature varies in the samples")
+		}
+		fixed := c
+		fixed.MaxEpochs = info.BestEpoch
+		t = newTrainer(cols, fixed, rng)
+		t.load(samples, all, nil)
+		t.init()
+		if _, err := t.run(); err != nil {
+			return nil, err
+		}
+		info.TrainSamples = len(samples)
+		info.TrainLoss = t.loss(t.xTrain, t.yTrain)
+	}
+	info.Label = c.Label
+	info.Config = c
+	info.Config.Label = "" // it is info.Label
+	worst := 1.0
+	for i := range samples {
+		worst = max(worst, samples[i].Slowdown)
+	}
+	m, err := iac.NewMLP(cols, t.net, worst, info)
+	if err != nil {
+		return nil, fmt.Errorf("train: MLP: training diverged: %w", err)
+	}
+	return m, nil
 }
 
-// resolve fills defaults and rejects bad values.
-func (c TrainConfig) resolve() (TrainConfig, error) {
-	d := DefaultTrainConfig()
+// Fit trains an MLP on every measured pair of d: the one call that retrains
+// the predictor on a user's own measurements (iac.ReadDataset reads them).
+// An empty cfg.Label becomes a description of d.
+func Fit(d *iac.Dataset, cfg iac.TrainConfig, rng *rand.Rand) (*iac.MLP, error) {
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	samples := d.Samples()
+	if cfg.Label == "" {
+		cfg.Label = fmt.Sprintf("%s: %d profiles, %d pairs, %d ordered samples", d.Name, len(d.Profiles), len(d.Pairs), len(samples))
+	}
+	return MLP(samples, cfg, rng)
+}
+
+// resolve fills c's defaults and rejects bad values.
+func resolve(c iac.TrainConfig) (iac.TrainConfig, error) {
+	d := iac.DefaultTrainConfig()
 	if c.Hidden == nil {
 		c.Hidden = d.Hidden
 	}
@@ -114,14 +134,14 @@ func (c TrainConfig) resolve() (TrainConfig, error) {
 		}
 	}
 	bad := func(field string, v any, want string) error {
-		return fmt.Errorf("iac: TrainConfig.%s is %v, want %s", field, v, want)
+		return fmt.Errorf("train: iac.TrainConfig.%s is %v, want %s", field, v, want)
 	}
 	if len(c.Hidden) == 0 {
-		return c, bad("Hidden", c.Hidden, "at least one layer")
+		return c, bad("Hidden", c.Hidden, "at least one iac.Layer")
 	}
 	for i, w := range c.Hidden {
-		if w < 1 || w > MaxWidth {
-			return c, bad(fmt.Sprintf("Hidden[%d]", i), w, fmt.Sprintf("1..%d", MaxWidth))
+		if w < 1 || w > iac.MaxWidth {
+			return c, bad(fmt.Sprintf("Hidden[%d]", i), w, fmt.Sprintf("1..%d", iac.MaxWidth))
 		}
 	}
 	switch {
@@ -149,109 +169,7 @@ func (c TrainConfig) resolve() (TrainConfig, error) {
 	return c, nil
 }
 
-// ModelInfo says how a model was trained; it travels in the model file.
-type ModelInfo struct {
-	Label          string      // TrainConfig.Label
-	Config         TrainConfig // the resolved hyper-parameters
-	TrainSamples   int         // samples the final weights were fitted on (all of them after a refit)
-	ValSamples     int         // samples held out while early stopping chose the epoch count
-	Epochs         int         // epochs run
-	BestEpoch      int         // the epoch with the lowest validation loss (1-based); a refit trains that many
-	TrainLoss      float64     // mean squared relative error of the final weights on the samples they were fitted on, without dropout
-	ValidationLoss float64     // the lowest mean squared relative error on the validation split
-}
-
-// ErrTooFewSamples is returned when a training set cannot be split into a
-// training and a validation part.
-var ErrTooFewSamples = errors.New("iac: too few samples to train")
-
-// Train fits an MLP to samples with Adam on mini-batches, minimizing the mean
-// squared relative error ((Ŝ − S)/S)² (a smooth stand-in for MAPE, which
-// the evaluation reports), and stops early on a validation split of the
-// groups; then, unless cfg.NoRefit, it trains again on every sample for the
-// best epoch count. Every
-// random choice (the split, the initial weights, the order of the samples,
-// the dropout masks) comes from rng, so one seed gives one model, bit for
-// bit, on one GOARCH.
-func Train(samples []Sample, cfg TrainConfig, rng *rand.Rand) (*MLP, error) {
-	if rng == nil {
-		return nil, errors.New("iac: Train: nil *rand.Rand (the caller seeds training)")
-	}
-	c, err := cfg.resolve()
-	if err != nil {
-		return nil, err
-	}
-	if err := checkSamples(samples); err != nil {
-		return nil, err
-	}
-	trainIdx, valIdx := splitGroups(samples, c.ValidationFrac, rng)
-	if len(trainIdx) < 2 || len(valIdx) < 1 {
-		return nil, fmt.Errorf("%w: %d samples in %d groups", ErrTooFewSamples, len(samples), countGroups(samples))
-	}
-	xs := make([]Vector, len(trainIdx))
-	for i, k := range trainIdx {
-		xs[i] = samples[k].Features
-	}
-	cols := fitColumns(xs)
-	if len(cols) == 0 {
-		return nil, errors.New("iac: Train: no feature varies in the training samples")
-	}
-	t := newTrainer(cols, c, rng)
-	t.load(samples, trainIdx, valIdx)
-	t.init()
-	info, err := t.run()
-	if err != nil {
-		return nil, err
-	}
-	if !c.NoRefit {
-		// Again on every sample, from fresh weights, for the epochs that
-		// early stopping found best.
-		all := make([]int, len(samples))
-		xs := make([]Vector, len(samples))
-		for i := range samples {
-			all[i] = i
-			xs[i] = samples[i].Features
-		}
-		if cols = fitColumns(xs); len(cols) == 0 {
-			return nil, errors.New("iac: Train: no feature varies in the samples")
-		}
-		fixed := c
-		fixed.MaxEpochs = info.BestEpoch
-		t = newTrainer(cols, fixed, rng)
-		t.load(samples, all, nil)
-		t.init()
-		if _, err := t.run(); err != nil {
-			return nil, err
-		}
-		info.TrainSamples = len(samples)
-		info.TrainLoss = t.loss(t.xTrain, t.yTrain)
-	}
-	info.Label = c.Label
-	info.Config = c
-	info.Config.Label = "" // it is info.Label
-	worst := 1.0
-	for i := range samples {
-		worst = max(worst, samples[i].Slowdown)
-	}
-	return newMLP(cols, t.net, worst, info), nil
-}
-
-func checkSamples(samples []Sample) error {
-	for i := range samples {
-		s := &samples[i]
-		if !finite(s.Slowdown) || s.Slowdown < 1 {
-			return fmt.Errorf("iac: sample %d (%s next to %s): slowdown %g, want a finite number ≥ 1", i, s.Victim, s.Aggressor, s.Slowdown)
-		}
-		for f := Feature(0); f < NumFeatures; f++ {
-			if x, ok := s.Features.Get(f); ok && !finite(x) {
-				return fmt.Errorf("iac: sample %d (%s next to %s): feature %s is %g", i, s.Victim, s.Aggressor, f, x)
-			}
-		}
-	}
-	return nil
-}
-
-func countGroups(samples []Sample) int {
+func countGroups(samples []iac.Sample) int {
 	seen := map[int]bool{}
 	for i := range samples {
 		seen[samples[i].Group] = true
@@ -262,7 +180,7 @@ func countGroups(samples []Sample) int {
 // splitGroups holds out about frac of the groups (at least one) for
 // validation. Groups are taken in order of first appearance, then shuffled,
 // so the split depends only on the samples' order and rng.
-func splitGroups(samples []Sample, frac float64, rng *rand.Rand) (train, val []int) {
+func splitGroups(samples []iac.Sample, frac float64, rng *rand.Rand) (train, val []int) {
 	var order []int
 	seen := map[int]bool{}
 	for i := range samples {
@@ -299,14 +217,14 @@ func splitGroups(samples []Sample, frac float64, rng *rand.Rand) (train, val []i
 // forward and backward passes are matrix products (gonum's BLAS), which the
 // benchmarks in tensor_bench_test.go found faster than per-sample loops.
 type trainer struct {
-	c    TrainConfig
+	c    iac.TrainConfig
 	rng  *rand.Rand
-	cols []column
+	cols []iac.Column
 	d    int // inputs
 
-	net   []layer   // views into param: what an MLP predicts with
-	grads []layer   // views into grad
-	param []float64 // every weight and bias
+	net   []iac.Layer // views into param: what an MLP predicts with
+	grads []iac.Layer // views into grad
+	param []float64   // every weight and bias
 	grad  []float64
 	m, v  []float64 // Adam's moments
 	best  []float64
@@ -330,7 +248,7 @@ type batchBufs struct {
 	da   []*tensor.Dense // per hidden layer: dL/d(dropped activation)
 }
 
-func newTrainer(cols []column, c TrainConfig, rng *rand.Rand) *trainer {
+func newTrainer(cols []iac.Column, c iac.TrainConfig, rng *rand.Rand) *trainer {
 	t := &trainer{c: c, rng: rng, cols: cols, d: len(cols), bufs: map[int]*batchBufs{}}
 	widths := append(slices.Clone(c.Hidden), 1)
 	n := 0
@@ -347,8 +265,8 @@ func newTrainer(cols []column, c TrainConfig, rng *rand.Rand) *trainer {
 	off := 0
 	in = t.d
 	for _, w := range widths {
-		l := layer{In: in, Out: w, W: t.param[off : off+w*in], B: t.param[off+w*in : off+w*in+w]}
-		g := layer{In: in, Out: w, W: t.grad[off : off+w*in], B: t.grad[off+w*in : off+w*in+w]}
+		l := iac.Layer{In: in, Out: w, W: t.param[off : off+w*in], B: t.param[off+w*in : off+w*in+w]}
+		g := iac.Layer{In: in, Out: w, W: t.grad[off : off+w*in], B: t.grad[off+w*in : off+w*in+w]}
 		t.net = append(t.net, l)
 		t.grads = append(t.grads, g)
 		t.w = append(t.w, tensor.New(tensor.WithShape(in, w), tensor.WithBacking(l.W)))
@@ -380,12 +298,12 @@ func (t *trainer) buffers(batch int) *batchBufs {
 	return b
 }
 
-func (t *trainer) load(samples []Sample, trainIdx, valIdx []int) {
+func (t *trainer) load(samples []iac.Sample, trainIdx, valIdx []int) {
 	enc := func(idx []int) ([]float64, []float64) {
 		x := make([]float64, len(idx)*t.d)
 		y := make([]float64, len(idx))
 		for i, k := range idx {
-			encode(x[i*t.d:(i+1)*t.d], &samples[k].Features, t.cols)
+			iac.Standardize(x[i*t.d:(i+1)*t.d], &samples[k].Features, t.cols)
 			y[i] = samples[k].Slowdown
 		}
 		return x, y
@@ -422,7 +340,7 @@ func (t *trainer) init() {
 }
 
 // run trains until MaxEpochs or Patience and keeps the best weights.
-func (t *trainer) run() (ModelInfo, error) {
+func (t *trainer) run() (iac.ModelInfo, error) {
 	c := t.c
 	n := len(t.yTrain)
 	order := make([]int, n)
@@ -437,7 +355,7 @@ func (t *trainer) run() (ModelInfo, error) {
 		for lo := 0; lo < n; lo += c.BatchSize {
 			hi := min(lo+c.BatchSize, n)
 			if err := t.gradient(order[lo:hi]); err != nil {
-				return ModelInfo{}, err
+				return iac.ModelInfo{}, err
 			}
 			step++
 			t.adam(step, float64(hi-lo))
@@ -454,10 +372,10 @@ func (t *trainer) run() (ModelInfo, error) {
 		}
 	}
 	if len(t.yVal) == 0 {
-		return ModelInfo{TrainSamples: n, Epochs: c.MaxEpochs, BestEpoch: c.MaxEpochs, TrainLoss: t.loss(t.xTrain, t.yTrain)}, nil
+		return iac.ModelInfo{TrainSamples: n, Epochs: c.MaxEpochs, BestEpoch: c.MaxEpochs, TrainLoss: t.loss(t.xTrain, t.yTrain)}, nil
 	}
 	copy(t.param, t.best)
-	return ModelInfo{
+	return iac.ModelInfo{
 		TrainSamples:   n,
 		ValSamples:     len(t.yVal),
 		Epochs:         min(epoch, c.MaxEpochs),
@@ -484,7 +402,7 @@ func (t *trainer) gradient(rows []int) error {
 	in := b.x
 	for li := range t.net {
 		if _, err := in.MatMul(t.w[li], tensor.WithReuse(b.z[li])); err != nil {
-			return fmt.Errorf("iac: training: %w", err)
+			return fmt.Errorf("train: %w", err)
 		}
 		z := b.z[li].Float64s()
 		bias := t.net[li].B
@@ -525,12 +443,12 @@ func (t *trainer) gradient(rows []int) error {
 		}
 		// dW = inᵀ·dz
 		if err := in.T(); err != nil {
-			return fmt.Errorf("iac: training: %w", err)
+			return fmt.Errorf("train: %w", err)
 		}
 		_, err := in.MatMul(b.dz[li], tensor.WithReuse(t.gw[li]))
 		in.UT()
 		if err != nil {
-			return fmt.Errorf("iac: training: %w", err)
+			return fmt.Errorf("train: %w", err)
 		}
 		dzl := b.dz[li].Float64s()
 		gb := t.grads[li].B
@@ -546,12 +464,12 @@ func (t *trainer) gradient(rows []int) error {
 		}
 		// dA = dz·Wᵀ, then through dropout and ReLU.
 		if err := t.w[li].T(); err != nil {
-			return fmt.Errorf("iac: training: %w", err)
+			return fmt.Errorf("train: %w", err)
 		}
 		_, err = b.dz[li].MatMul(t.w[li], tensor.WithReuse(b.da[li-1]))
 		t.w[li].UT()
 		if err != nil {
-			return fmt.Errorf("iac: training: %w", err)
+			return fmt.Errorf("train: %w", err)
 		}
 		da, keep, dprev := b.da[li-1].Float64s(), b.keep[li-1], b.dz[li-1].Float64s()
 		for j, v := range da {
@@ -587,13 +505,38 @@ func (t *trainer) adam(step int, batch float64) {
 	}
 }
 
-// loss is the mean squared relative error without dropout.
+// loss is the mean squared relative error without dropout, of the model
+// the weights make now: the same arithmetic as its predictions. Forward
+// ignores the cap, so any valid one does.
 func (t *trainer) loss(x, y []float64) float64 {
-	m := newMLP(t.cols, t.net, 0, ModelInfo{})
+	m, err := iac.NewMLP(t.cols, t.net, 1, iac.ModelInfo{})
+	if err != nil {
+		// A weight is not finite: so is the loss, and it is never the best.
+		return math.NaN()
+	}
 	var s float64
 	for i, yi := range y {
-		r := (m.forward(x[i*t.d:(i+1)*t.d]) - yi) / yi
+		r := (m.Forward(x[i*t.d:(i+1)*t.d]) - yi) / yi
 		s += r * r
 	}
 	return s / float64(len(y))
+}
+
+// softplus is log(1 + e^z), computed as package iac computes the model's
+// output (Ŝ = 1 + softplus(z)), so that the gradient is the one of the loss
+// that predictions measure.
+func softplus(z float64) float64 {
+	if z > 0 {
+		return z + math.Log(1+math.Exp(-z))
+	}
+	return math.Log(1 + math.Exp(z))
+}
+
+// sigmoid is softplus's derivative.
+func sigmoid(z float64) float64 {
+	if z >= 0 {
+		return 1 / (1 + math.Exp(-z))
+	}
+	e := math.Exp(z)
+	return e / (1 + e)
 }

@@ -1,4 +1,4 @@
-package sim
+package plots
 
 import (
 	"fmt"
@@ -11,32 +11,34 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/elastico/elastico/sim"
 )
 
-// Plot files WritePlots writes.
+// The files Write writes.
 const (
-	PlotJCTCDF  = "jct_cdf.png"
-	PlotSMUtil  = "sm_util.png"
-	PlotQueuing = "queueing_delay.png"
+	JCTCDF        = "jct_cdf.png"
+	SMUtil        = "sm_util.png"
+	QueueingDelay = "queueing_delay.png"
 )
 
-// WritePlots writes three PNG plots into dir (atomically): the CDF of JCT per
+// Write writes three PNG plots into dir (atomically): the CDF of JCT per
 // policy (every seed's jobs pooled), SM utilization over time and queueing
 // delay by arrival order (both for the first seed).
-func WritePlots(dir string, o *Outcome) error {
+func Write(dir string, o *sim.Outcome) error {
 	for _, p := range []struct {
 		file string
-		make func(*Outcome) (*plot.Plot, error)
-	}{{PlotJCTCDF, jctCDF}, {PlotSMUtil, smOverTime}, {PlotQueuing, queueByArrival}} {
+		make func(*sim.Outcome) (*plot.Plot, error)
+	}{{JCTCDF, jctCDF}, {SMUtil, smOverTime}, {QueueingDelay, queueByArrival}} {
 		pl, err := p.make(o)
 		if err != nil {
-			return fmt.Errorf("sim: %s: %w", p.file, err)
+			return fmt.Errorf("plots: %s: %w", p.file, err)
 		}
 		wt, err := pl.WriterTo(8*vg.Inch, 5*vg.Inch, "png")
 		if err != nil {
-			return fmt.Errorf("sim: %s: %w", p.file, err)
+			return fmt.Errorf("plots: %s: %w", p.file, err)
 		}
-		if err := WriteFileAtomic(filepath.Join(dir, p.file), func(w io.Writer) error {
+		if err := sim.WriteFileAtomic(filepath.Join(dir, p.file), func(w io.Writer) error {
 			_, err := wt.WriteTo(w)
 			return err
 		}); err != nil {
@@ -72,7 +74,7 @@ func addLine(p *plot.Plot, i int, name string, xys plotter.XYs) error {
 	return nil
 }
 
-func jctCDF(o *Outcome) (*plot.Plot, error) {
+func jctCDF(o *sim.Outcome) (*plot.Plot, error) {
 	p := newPlot(fmt.Sprintf("JCT CDF, %d GPUs, %d seeds", o.GPUs, len(o.Seeds)), "job completion time (h, log scale)", "fraction of jobs")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
@@ -100,7 +102,7 @@ func jctCDF(o *Outcome) (*plot.Plot, error) {
 	return p, nil
 }
 
-func smOverTime(o *Outcome) (*plot.Plot, error) {
+func smOverTime(o *sim.Outcome) (*plot.Plot, error) {
 	p := newPlot(fmt.Sprintf("SM utilization, %d GPUs, seed %d", o.GPUs, o.Seeds[0]), "time (h)", "SM active, all GPUs (%)")
 	for i, name := range o.Policies {
 		r := o.Results[i][0]
@@ -144,7 +146,7 @@ func smOverTime(o *Outcome) (*plot.Plot, error) {
 	return p, nil
 }
 
-func queueByArrival(o *Outcome) (*plot.Plot, error) {
+func queueByArrival(o *sim.Outcome) (*plot.Plot, error) {
 	p := newPlot(fmt.Sprintf("Queueing delay by arrival order, %d GPUs, seed %d", o.GPUs, o.Seeds[0]), "job (arrival order)", "queueing delay (h)")
 	for i, name := range o.Policies {
 		r := o.Results[i][0]
