@@ -15,15 +15,23 @@ type Node struct {
 
 // GPU is one device. IDs are unique across the whole cluster.
 type GPU struct {
-	ID     string
-	Model  string  // e.g. "V100"; matched against profiles' Hardware.GPUModel by hosts that care
-	SMs    int     // streaming multiprocessors (informational; shares are fractions)
-	Memory float64 // GiB
+	ID    string
+	Model string // e.g. "V100"; matched against profiles' Hardware.GPUModel by hosts that care
+	SMs   int    // streaming multiprocessors (informational; shares are fractions)
+	// Memory is in GiB, at most MaxGPUMemory.
+	Memory float64
 	// Shared says more than one job may run on this GPU at once (MPS or an
 	// equivalent is set up on the node). A GPU that is not shared holds one
 	// job at a time, whatever its SM share.
 	Shared bool
 }
+
+// MaxGPUMemory is the most GiB State.Validate accepts for a GPU's Memory
+// or a replica's Demand.GPUMemory. The largest GPUs hold a few hundred GiB,
+// and any GPU's memory given in MiB (40960 for a 40 GiB A100, 4096 for even
+// 4 GiB) is above it: taken as GiB, such a GPU would look as if every job
+// fitted, and such a demand as if none did.
+const MaxGPUMemory = 1024
 
 // NumGPUs returns the number of GPUs in the cluster.
 func (c *Cluster) NumGPUs() int {

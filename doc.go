@@ -27,7 +27,10 @@
 // ([Scheduler], [PriceSolver], [Predictor], [Placer], [Profiler]), each with
 // a default implementation in its own package. [State.Validate] rejects bad
 // input with a [*ValidationError] that names the job and the field; every
-// such error wraps [ErrInvalid].
+// such error wraps [ErrInvalid]. It rejects rather than guesses: a zero
+// Now, GPU memory above [MaxGPUMemory] (MiB given as GiB), a profile whose
+// Class is not its job's, a zero throughput, and an SGD or Adam job whose
+// family has several batch sizes but no ReferenceBatch are all errors.
 //
 // Units: SM shares in GPUs (1.0 = all SMs of one GPU), GPU memory and host
 // RAM in GiB, CPU in cores, throughput in the job's own unit per second.

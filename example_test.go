@@ -24,7 +24,8 @@ func Example() {
 			return elastico.Profile{Family: id, Config: elastico.Configuration{ID: cfg, BatchSize: batch, GPUs: n},
 				Demand: elastico.Demand{GPUs: n, SM: 1, GPUMemory: 30, CPU: 8, RAM: 32}, Throughput: tput}
 		}
-		return elastico.Job{ID: id, Family: []elastico.Profile{p("x2", 2, 256, 180), p("x1", 1, 128, 110)},
+		// The learning rate was tuned for the batch of 256.
+		return elastico.Job{ID: id, ReferenceBatch: 256, Family: []elastico.Profile{p("x2", 2, 256, 180), p("x1", 1, 128, 110)},
 			Running: &elastico.Assignment{ConfigID: "x2", GPUs: gpus}}
 	}
 	state := elastico.State{

@@ -60,7 +60,11 @@ type Job struct {
 	Spread bool
 	// Optimizer and ReferenceBatch tell RST how to scale the learning rate
 	// when the batch size changes: the user's learning rate was tuned for
-	// ReferenceBatch. ReferenceBatch zero means the first profile's batch.
+	// ReferenceBatch. A training job under SGD or Adam whose family has two
+	// batch sizes or more must set it, since no batch of the family is a
+	// safe guess (taking the first profile's 16 gave a ResNet-50 tuned at
+	// 256 an SGD scale of 16). Zero is left for jobs with nothing to scale:
+	// AdaScale, inference, or one batch size, which runs unscaled.
 	Optimizer      Optimizer
 	ReferenceBatch int
 	// RestartTime is what a checkpoint and a restart cost the job (the

@@ -46,7 +46,7 @@ type Configuration struct {
 type Demand struct {
 	GPUs      int
 	SM        float64 // share of one GPU's SMs per replica, in (0, 1]
-	GPUMemory float64 // GiB per replica
+	GPUMemory float64 // GiB per replica, at most MaxGPUMemory (MiB is the usual mistake)
 	CPU       float64 // cores per replica
 	RAM       float64 // GiB per replica
 }
@@ -133,12 +133,17 @@ type Hardware struct {
 // demands, how fast it runs alone, and how it uses the GPU.
 type Profile struct {
 	Family string // e.g. "resnet50"; profiles of one family describe one program
+	// Class must be its job's Class: the interference predictor reads it,
+	// and a training profile's batch and learning rate mean nothing to a
+	// server.
 	Class  Class
 	Params float64 // model parameters (for the predictor's task attributes)
 	Config Configuration
 	Demand Demand
 	// Throughput is the isolated throughput in the job's own unit (samples/s
-	// for training, tokens/s or requests/s for inference).
+	// for training, tokens/s or requests/s for inference). It must be
+	// positive: a configuration that makes no progress has no place in a
+	// family, and a zero is more often a failed or missing measurement.
 	Throughput float64
 	// Efficiency is the statistical efficiency of the configuration's batch
 	// size, in (0, 1]: the fraction of a sample's progress that counts
@@ -200,6 +205,12 @@ func (p *Profile) validate(kind, id string, path func() string) error {
 	if p.Efficiency > 1 {
 		return bad(".Efficiency", fmt.Sprintf("is %g, want ≤ 1", p.Efficiency))
 	}
+	if p.Demand.GPUMemory > MaxGPUMemory {
+		return bad(".Demand.GPUMemory", fmt.Sprintf("is %g GiB, above MaxGPUMemory (%d): MiB given as GiB?", p.Demand.GPUMemory, MaxGPUMemory))
+	}
+	if p.Throughput == 0 {
+		return bad(".Throughput", "is 0: a configuration that makes no progress (or was not measured) has no place in a family")
+	}
 	if p.Config.BatchSize < 0 {
 		return bad(".Config.BatchSize", "is negative")
 	}
@@ -225,8 +236,8 @@ func (p *Profile) valid() bool {
 	ok := func(x float64) bool { return x >= 0 && x <= math.MaxFloat64 }
 	d := &p.Demand
 	if p.Config.ID == "" || d.GPUs < 1 || (p.Config.GPUs != 0 && p.Config.GPUs != d.GPUs) ||
-		!(d.SM > 0 && d.SM <= 1) || !ok(d.GPUMemory) || !ok(d.CPU) || !ok(d.RAM) ||
-		!ok(p.Throughput) || !(p.Efficiency >= 0 && p.Efficiency <= 1) || !ok(p.Params) ||
+		!(d.SM > 0 && d.SM <= 1) || !(d.GPUMemory >= 0 && d.GPUMemory <= MaxGPUMemory) || !ok(d.CPU) || !ok(d.RAM) ||
+		!(p.Throughput > 0 && p.Throughput <= math.MaxFloat64) || !(p.Efficiency >= 0 && p.Efficiency <= 1) || !ok(p.Params) ||
 		!ok(p.Config.KVCacheFrac) || p.Config.BatchSize < 0 || p.Config.MaxSeqs < 0 {
 		return false
 	}

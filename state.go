@@ -14,6 +14,9 @@ import (
 // The scheduler reads no clock and keeps no memory of its own: all it knows
 // is here, so the same State always gives the same Plan.
 type State struct {
+	// Now is the epoch's time; it must be set. Waits and the time since a
+	// job (re)started are measured to it, and a zero Now (a host that forgot
+	// it) would make every one of them negative.
 	Now     time.Time
 	Cluster Cluster
 	Jobs    []Job
@@ -46,6 +49,9 @@ type Carry struct {
 // large State's jobs are checked on several goroutines; the problem
 // reported is still the first in job order.
 func (s *State) Validate() error {
+	if s.Now.IsZero() {
+		return invalid("state", "", "Now", "is the zero time: set it to the epoch's time")
+	}
 	gpus := make(map[string]*GPU, s.Cluster.NumGPUs())
 	nodes := make(map[string]bool, len(s.Cluster.Nodes))
 	for i := range s.Cluster.Nodes {
@@ -76,6 +82,9 @@ func (s *State) Validate() error {
 			}
 			if r := checkNumber(g.Memory); r != "" {
 				return invalid("gpu", g.ID, "Memory", r)
+			}
+			if g.Memory > MaxGPUMemory {
+				return invalid("gpu", g.ID, "Memory", fmt.Sprintf("is %g GiB, above MaxGPUMemory (%d): MiB given as GiB?", g.Memory, MaxGPUMemory))
 			}
 			if g.SMs < 0 {
 				return invalid("gpu", g.ID, "SMs", "is negative")
@@ -165,7 +174,16 @@ func (j *Job) validate(gpus map[string]*GPU, pen map[string]float64) error {
 		if err := p.validate("job", j.ID, path); err != nil {
 			return err
 		}
+		if p.Class != j.Class {
+			return invalid("job", j.ID, path()+".Class", fmt.Sprintf("is %v, but the job is %v", p.Class, j.Class))
+		}
 		best = max(best, p.Throughput)
+	}
+	if j.ReferenceBatch == 0 && j.Class == Training && (j.Optimizer == SGD || j.Optimizer == Adam) {
+		if a, b, ok := twoBatches(j.Family); ok {
+			return invalid("job", j.ID, "ReferenceBatch", fmt.Sprintf(
+				"is unset, but Optimizer %v scales the learning rate from it and the family has batch sizes %d and %d: set the batch the learning rate was tuned for", j.Optimizer, a, b))
+		}
 	}
 	if k, dup := duplicateConfig(j.Family); dup {
 		return invalid("job", j.ID, "Family["+strconv.Itoa(k)+"].Config.ID", fmt.Sprintf("%q is a duplicate", j.Family[k].Config.ID))
@@ -201,6 +219,21 @@ func (j *Job) validate(gpus map[string]*GPU, pen map[string]float64) error {
 		}
 	}
 	return nil
+}
+
+// twoBatches returns the first two different positive batch sizes of the
+// family, if it has two.
+func twoBatches(family []Profile) (a, b int, ok bool) {
+	for k := range family {
+		switch c := family[k].Config.BatchSize; {
+		case c <= 0 || c == a:
+		case a == 0:
+			a = c
+		default:
+			return a, c, true
+		}
+	}
+	return 0, 0, false
 }
 
 // duplicateConfig returns the index of the first profile whose configuration

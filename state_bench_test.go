@@ -3,13 +3,14 @@ package elastico
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 // benchState builds a valid State of n jobs × 8 configurations on g GPUs (8
 // per node), half of the jobs running, and half carrying penalties on two
 // configurations.
 func benchState(n, g int) *State {
-	s := &State{Carry: Carry{Penalties: map[string]map[string]float64{}}}
+	s := &State{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Carry: Carry{Penalties: map[string]map[string]float64{}}}
 	for i := 0; i < g/8; i++ {
 		node := Node{ID: fmt.Sprintf("n%d", i), CPU: 96, RAM: 768}
 		for k := range 8 {
@@ -18,7 +19,7 @@ func benchState(n, g int) *State {
 		s.Cluster.Nodes = append(s.Cluster.Nodes, node)
 	}
 	for i := range n {
-		j := Job{ID: fmt.Sprintf("job-%d", i), Floor: 1}
+		j := Job{ID: fmt.Sprintf("job-%d", i), Floor: 1, ReferenceBatch: 16}
 		for k := range 8 {
 			j.Family = append(j.Family, Profile{
 				Family:     "resnet50",

@@ -5,20 +5,23 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/elastico/elastico/internal/chunk"
 )
 
 func validState() State {
 	return State{
+		Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 		Cluster: Cluster{Nodes: []Node{{
 			ID: "n0", CPU: 32, RAM: 256,
 			GPUs: []GPU{{ID: "g0", Model: "V100", Memory: 16, Shared: true}, {ID: "g1", Model: "V100", Memory: 16, Shared: true}},
 		}}},
 		Jobs: []Job{{
-			ID:    "train",
-			Class: Training,
-			Floor: 10,
+			ID:             "train",
+			Class:          Training,
+			Floor:          10,
+			ReferenceBatch: 32,
 			Family: []Profile{
 				{Config: Configuration{ID: "b32", BatchSize: 32, GPUs: 1}, Demand: Demand{GPUs: 1, SM: 0.5, GPUMemory: 6, CPU: 4, RAM: 16}, Throughput: 100, Efficiency: 1},
 				{Config: Configuration{ID: "b64x2", BatchSize: 64, GPUs: 2}, Demand: Demand{GPUs: 2, SM: 0.7, GPUMemory: 9, CPU: 4, RAM: 16}, Throughput: 180, Efficiency: 0.95},
@@ -27,7 +30,7 @@ func validState() State {
 		}, {
 			ID:     "serve",
 			Class:  Inference,
-			Family: []Profile{{Config: Configuration{ID: "kv40", KVCacheFrac: 0.4, MaxSeqs: 64}, Demand: Demand{GPUs: 1, SM: 0.3, GPUMemory: 8, CPU: 2, RAM: 8}, Throughput: 900}},
+			Family: []Profile{{Class: Inference, Config: Configuration{ID: "kv40", KVCacheFrac: 0.4, MaxSeqs: 64}, Demand: Demand{GPUs: 1, SM: 0.3, GPUMemory: 8, CPU: 2, RAM: 8}, Throughput: 900}},
 		}},
 	}
 }
@@ -77,6 +80,16 @@ func TestValidate(t *testing.T) {
 		{"two bad penalties: the first in family order", func(s *State) {
 			s.Carry.Penalties = map[string]map[string]float64{"train": {"b64x2": math.Inf(1), "b32": math.NaN()}}
 		}, "job", "train", "Carry.Penalties[b32]"},
+		{"zero Now", func(s *State) { s.Now = time.Time{} }, "state", "", "Now"},
+		{"zero throughput", func(s *State) { s.Jobs[1].Family[0].Throughput = 0 }, "job", "serve", "Family[0].Throughput"},
+		{"GPU memory in MiB", func(s *State) { s.Cluster.Nodes[0].GPUs[1].Memory = 40960 }, "gpu", "g1", "Memory"},
+		{"memory demand in MiB", func(s *State) { s.Jobs[0].Family[1].Demand.GPUMemory = 9216 }, "job", "train", "Family[1].Demand.GPUMemory"},
+		{"inference job with a training profile", func(s *State) { s.Jobs[1].Family[0].Class = Training }, "job", "serve", "Family[0].Class"},
+		{"training job with an inference profile", func(s *State) { s.Jobs[0].Family[1].Class = Inference }, "job", "train", "Family[1].Class"},
+		{"SGD without a reference batch", func(s *State) { s.Jobs[0].ReferenceBatch = 0 }, "job", "train", "ReferenceBatch"},
+		{"Adam without a reference batch", func(s *State) {
+			s.Jobs[0].Optimizer, s.Jobs[0].ReferenceBatch = Adam, 0
+		}, "job", "train", "ReferenceBatch"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,6 +112,91 @@ func TestValidate(t *testing.T) {
 			}
 			if tc.wantID != "" && !strings.Contains(err.Error(), tc.wantID) {
 				t.Errorf("message %q does not name %q", err, tc.wantID)
+			}
+		})
+	}
+}
+
+// TestValidateEdges: what the new input rules still accept.
+func TestValidateEdges(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*State)
+	}{
+		{"a GPU of exactly MaxGPUMemory", func(s *State) { s.Cluster.Nodes[0].GPUs[0].Memory = MaxGPUMemory }},
+		{"AdaScale needs no reference batch", func(s *State) {
+			s.Jobs[0].Optimizer, s.Jobs[0].ReferenceBatch = AdaScale, 0
+		}},
+		{"one batch size runs unscaled", func(s *State) {
+			s.Jobs[0].ReferenceBatch = 0
+			s.Jobs[0].Family[1].Config.BatchSize = 32
+		}},
+		{"no batch knob", func(s *State) {
+			s.Jobs[0].ReferenceBatch = 0
+			s.Jobs[0].Family[0].Config.BatchSize, s.Jobs[0].Family[1].Config.BatchSize = 0, 0
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := validState()
+			tc.mutate(&s)
+			if err := s.Validate(); err != nil {
+				t.Errorf("Validate = %v, want nil", err)
+			}
+		})
+	}
+}
+
+// TestValidateMessages: the new rules' messages say what to do.
+func TestValidateMessages(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*State)
+		want   string
+	}{
+		{"zero Now", func(s *State) { s.Now = time.Time{} }, "elastico: state: Now is the zero time"},
+		{"GPU memory in MiB", func(s *State) { s.Cluster.Nodes[0].GPUs[1].Memory = 40960 },
+			`elastico: gpu "g1": Memory is 40960 GiB, above MaxGPUMemory (1024): MiB given as GiB?`},
+		{"inference job with a training profile", func(s *State) { s.Jobs[1].Family[0].Class = Training },
+			`elastico: job "serve": Family[0].Class is training, but the job is inference`},
+		{"SGD without a reference batch", func(s *State) { s.Jobs[0].ReferenceBatch = 0 },
+			`elastico: job "train": ReferenceBatch is unset, but Optimizer sgd scales the learning rate from it and the family has batch sizes 32 and 64`},
+		{"zero throughput", func(s *State) { s.Jobs[0].Family[1].Throughput = 0 },
+			`elastico: job "train": Family[1].Throughput is 0`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := validState()
+			tc.mutate(&s)
+			if err := s.Validate(); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("Validate = %v, want a message starting %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestProfileValidate: a profile on its own (as a profiler stores it) gets
+// the profile rules, zero throughput and memory in MiB included.
+func TestProfileValidate(t *testing.T) {
+	ok := validState().Jobs[0].Family[0]
+	ok.Family = "resnet50"
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("valid profile rejected: %v", err)
+	}
+	for _, tc := range []struct {
+		name      string
+		mutate    func(*Profile)
+		wantField string
+	}{
+		{"zero throughput", func(p *Profile) { p.Throughput = 0 }, "Profile.Throughput"},
+		{"memory demand in MiB", func(p *Profile) { p.Demand.GPUMemory = 6144 }, "Profile.Demand.GPUMemory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := ok
+			tc.mutate(&p)
+			var ve *ValidationError
+			if err := p.Validate(); !errors.As(err, &ve) || ve.Kind != "profile" || ve.ID != "resnet50" || ve.Field != tc.wantField {
+				t.Errorf("Validate = %v, want profile %q field %q", err, "resnet50", tc.wantField)
 			}
 		})
 	}

@@ -41,7 +41,8 @@ func benchStateAfter(tb testing.TB, s *Scheduler, n, gpus int, churn float64, se
 		// the predictor reads); demands and throughputs are modelled.
 		base := gavelTypes[r.IntN(len(gavelTypes))]
 		batches := gavelBatches[base.Family]
-		j := elastico.Job{ID: id, Class: elastico.Training, Weight: 0.5 + r.Float64(), Arrival: st.Now.Add(-time.Duration(r.IntN(86400)) * time.Second)}
+		j := elastico.Job{ID: id, Class: elastico.Training, Weight: 0.5 + r.Float64(), Arrival: st.Now.Add(-time.Duration(r.IntN(86400)) * time.Second),
+			ReferenceBatch: batches[0]}
 		g := 1
 		if r.IntN(5) == 0 {
 			g = 2 << r.IntN(2)

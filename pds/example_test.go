@@ -3,6 +3,7 @@ package pds_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/pds"
@@ -11,11 +12,12 @@ import (
 // A gang of two GPUs waits because no node has two GPUs free, and its
 // Status says so; the two running jobs stay where they are.
 func ExampleScheduler_Epoch() {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	gpus := func(node string) []elastico.GPU {
 		return []elastico.GPU{{ID: node + "/0", Memory: 40}, {ID: node + "/1", Memory: 40}}
 	}
 	one := func(id string, gpus int, running ...string) elastico.Job {
-		j := elastico.Job{ID: id, Family: []elastico.Profile{{
+		j := elastico.Job{ID: id, Arrival: now, Family: []elastico.Profile{{
 			Family: id, Config: elastico.Configuration{ID: fmt.Sprintf("x%d", gpus), BatchSize: 64, GPUs: gpus},
 			Demand: elastico.Demand{GPUs: gpus, SM: 0.8, GPUMemory: 20, CPU: 4, RAM: 16}, Throughput: 100,
 		}}}
@@ -25,6 +27,7 @@ func ExampleScheduler_Epoch() {
 		return j
 	}
 	state := &elastico.State{
+		Now: now,
 		Cluster: elastico.Cluster{Nodes: []elastico.Node{
 			{ID: "a", CPU: 32, RAM: 256, GPUs: gpus("a")},
 			{ID: "b", CPU: 32, RAM: 256, GPUs: gpus("b")},

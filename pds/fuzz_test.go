@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/iac"
@@ -98,6 +99,27 @@ func bytesState(data []byte) *elastico.State {
 	if r.intn(4) == 0 {
 		st.Carry.Prices[elastico.SM] = r.num(5)
 		st.Carry.Penalties = map[string]map[string]float64{"j0": {"c0": r.num(2)}}
+	}
+	// Read last, so that the seeds decode to the States they did before
+	// these fields were checked: a byte past the end reads 0, and 0 picks
+	// a valid Now, a reference batch and profiles of the job's class.
+	st.Now = day0
+	if r.intn(16) == 15 {
+		st.Now = time.Time{}
+	}
+	for i := range st.Jobs {
+		j := &st.Jobs[i]
+		j.ReferenceBatch = 8 * ((1 + r.intn(10)) % 10) // 0 one time in ten
+		for k := range j.Family {
+			j.Family[k].Class = j.Class
+		}
+		if len(j.Family) > 0 && r.intn(16) == 15 {
+			other := elastico.Inference
+			if j.Class == elastico.Inference {
+				other = elastico.Training
+			}
+			j.Family[len(j.Family)-1].Class = other
+		}
 	}
 	return st
 }

@@ -30,8 +30,8 @@ func TestSmallGoodputStillStarts(t *testing.T) {
 			for g := range tc.gpus {
 				node.GPUs = append(node.GPUs, elastico.GPU{ID: "n0/gpu" + string(rune('0'+g)), Memory: 32, Shared: true})
 			}
-			st := &elastico.State{Cluster: elastico.Cluster{Nodes: []elastico.Node{node}},
-				Jobs: []elastico.Job{{ID: "small", Family: family}}}
+			st := &elastico.State{Now: day0, Cluster: elastico.Cluster{Nodes: []elastico.Node{node}},
+				Jobs: []elastico.Job{{ID: "small", Family: family, ReferenceBatch: 16, Arrival: day0}}}
 			s, err := New(Config{Ablation: tc.ablation, Predictor: tablePredictor{}})
 			if err != nil {
 				t.Fatal(err)

@@ -91,6 +91,9 @@ func randomState(r *rand.Rand, nodes, jobs int) *elastico.State {
 		if r.IntN(4) == 0 {
 			j.Floor = best * r.Float64()
 		}
+		if j.Class == elastico.Training {
+			j.ReferenceBatch = j.Family[0].Config.BatchSize // the learning rate was tuned at the first
+		}
 		st.Jobs = append(st.Jobs, j)
 	}
 	return st

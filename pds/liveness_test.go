@@ -22,7 +22,7 @@ func idleState(gpus, jobs, configs int, carried elastico.Vector) *elastico.State
 	st := &elastico.State{Now: now, Cluster: elastico.Cluster{Nodes: []elastico.Node{n}}}
 	st.Carry.Prices = carried
 	for i := range jobs {
-		j := elastico.Job{ID: fmt.Sprintf("j%02d", i), Class: elastico.Training, Arrival: now.Add(time.Duration(i-jobs) * time.Second)}
+		j := elastico.Job{ID: fmt.Sprintf("j%02d", i), Class: elastico.Training, Arrival: now.Add(time.Duration(i-jobs) * time.Second), ReferenceBatch: 32}
 		for k := range configs {
 			j.Family = append(j.Family, elastico.Profile{
 				Family:     "loud",

@@ -230,7 +230,7 @@ func TestEpochValidation(t *testing.T) {
 // TestEpochFloors: a job whose floor only its largest configuration meets
 // runs under that one or waits; a floor no configuration meets is invalid.
 func TestEpochFloors(t *testing.T) {
-	st := &elastico.State{Cluster: elastico.Cluster{Nodes: []elastico.Node{{ID: "n", CPU: 64, RAM: 512, GPUs: []elastico.GPU{
+	st := &elastico.State{Now: day0, Cluster: elastico.Cluster{Nodes: []elastico.Node{{ID: "n", CPU: 64, RAM: 512, GPUs: []elastico.GPU{
 		{ID: "g0", Memory: 40, Shared: true}, {ID: "g1", Memory: 40, Shared: true},
 	}}}}}
 	fam := []elastico.Profile{
@@ -238,7 +238,7 @@ func TestEpochFloors(t *testing.T) {
 		{Family: "a", Config: elastico.Configuration{ID: "big", BatchSize: 64}, Demand: elastico.Demand{GPUs: 1, SM: 0.9, GPUMemory: 30, CPU: 2, RAM: 8}, Throughput: 100},
 	}
 	for i := range 3 {
-		st.Jobs = append(st.Jobs, elastico.Job{ID: string(rune('a' + i)), Family: fam, Floor: 90})
+		st.Jobs = append(st.Jobs, elastico.Job{ID: string(rune('a' + i)), Family: fam, Floor: 90, ReferenceBatch: 16, Arrival: day0})
 	}
 	s, _ := New(Config{Predictor: tablePredictor{}})
 	plan, err := s.Epoch(context.Background(), st)
@@ -431,6 +431,7 @@ func TestEpochReshapeThatDoesNotFitKeepsTheJob(t *testing.T) {
 		return elastico.Profile{Family: fam, Config: elastico.Configuration{ID: id, BatchSize: 32}, Demand: elastico.Demand{GPUs: 1, SM: sm, GPUMemory: mem, CPU: 1, RAM: 4}, Throughput: tput}
 	}
 	st := &elastico.State{
+		Now: day0,
 		Cluster: elastico.Cluster{Nodes: []elastico.Node{{ID: "n", CPU: 32, RAM: 256, GPUs: []elastico.GPU{
 			{ID: "g0", Memory: 40, Shared: true}, {ID: "g1", Memory: 40, Shared: true},
 		}}}},
@@ -462,7 +463,7 @@ func TestEpochReshapeThatDoesNotFitKeepsTheJob(t *testing.T) {
 // queue its start shrank does not split it again.
 func TestEpochAdaptiveTolerance(t *testing.T) {
 	job := func(id string, sm float64, running bool) elastico.Job {
-		j := elastico.Job{ID: id, Family: []elastico.Profile{{Family: id, Config: elastico.Configuration{ID: "c", BatchSize: 32},
+		j := elastico.Job{ID: id, Arrival: day0, Family: []elastico.Profile{{Family: id, Config: elastico.Configuration{ID: "c", BatchSize: 32},
 			Demand: elastico.Demand{GPUs: 1, SM: sm, GPUMemory: 10, CPU: 1, RAM: 4}, Throughput: 100}}}
 		if running {
 			j.Running = &elastico.Assignment{ConfigID: "c", GPUs: []string{"g0"}}
@@ -481,10 +482,10 @@ func TestEpochAdaptiveTolerance(t *testing.T) {
 		{"a queue: a pair above τ's cap is split", true, true, 1.7, "Preempted"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			st := &elastico.State{Cluster: elastico.Cluster{Nodes: []elastico.Node{{ID: "n", CPU: 32, RAM: 256, GPUs: []elastico.GPU{{ID: "g0", Memory: 40, Shared: true}}}}},
+			st := &elastico.State{Now: day0, Cluster: elastico.Cluster{Nodes: []elastico.Node{{ID: "n", CPU: 32, RAM: 256, GPUs: []elastico.GPU{{ID: "g0", Memory: 40, Shared: true}}}}},
 				Jobs: []elastico.Job{job("x", 0.4, true), job("y", 0.4, tt.yRunning)}}
 			if tt.queue { // a job that can never start here, but presses
-				st.Jobs = append(st.Jobs, elastico.Job{ID: "big", Family: []elastico.Profile{{Family: "big", Config: elastico.Configuration{ID: "c", GPUs: 1},
+				st.Jobs = append(st.Jobs, elastico.Job{ID: "big", Arrival: day0, Family: []elastico.Profile{{Family: "big", Config: elastico.Configuration{ID: "c", GPUs: 1},
 					Demand: elastico.Demand{GPUs: 1, SM: 0.9, GPUMemory: 35, CPU: 1, RAM: 4}, Throughput: 1}}})
 			}
 			pred := tablePredictor{"y|x": tt.slowdown}

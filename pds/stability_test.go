@@ -37,7 +37,8 @@ func TestStillWithNothingChanging(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			jobs = append(jobs, elastico.Job{ID: fmt.Sprintf("g%02d-%s", i, m), Class: elastico.Training, Family: fam, Arrival: day0.Add(time.Duration(i) * time.Second)})
+			jobs = append(jobs, elastico.Job{ID: fmt.Sprintf("g%02d-%s", i, m), Class: elastico.Training, Family: fam, Arrival: day0.Add(time.Duration(i) * time.Second),
+				ReferenceBatch: fam[0].Config.BatchSize}) // tuned at the smallest batch, on one GPU
 		}
 		return jobs
 	}

@@ -32,8 +32,10 @@ const (
 // profile p on the given GPUs (one per replica), as the paper's §4.2 lists:
 //
 //   - BatchSize, Checkpointing, AMP: p's knobs.
-//   - LRScale: [LRScale] from the job's reference batch ([ReferenceBatch])
-//     to p's batch, under j.Optimizer; 1 for inference.
+//   - LRScale: [LRScale] from j.ReferenceBatch to p's batch, under
+//     j.Optimizer; 1 for inference, and 1 when ReferenceBatch is zero,
+//     which State.Validate allows only where nothing is to be scaled (no
+//     batch is guessed as the reference: validate the job first).
 //   - MemoryFraction = M_j / M_GPU, with M_GPU the smallest memory among the
 //     GPUs, so that every replica gets at least M_j; capped at 1. On a
 //     larger GPU of a mixed gang the fraction allows more than M_j, and on a
@@ -65,7 +67,7 @@ func Launch(j *elastico.Job, p *elastico.Profile, gpus []LaunchGPU) elastico.Lau
 		MaxSplitSizeMB: maxSplitSize(p.Demand.GPUMemory),
 	}
 	if j != nil && j.Class == elastico.Training {
-		l.LRScale = LRScale(j.Optimizer, ReferenceBatch(j), p.Config.BatchSize)
+		l.LRScale = LRScale(j.Optimizer, j.ReferenceBatch, p.Config.BatchSize)
 	}
 
 	smallest := math.Inf(1)

@@ -12,8 +12,10 @@ func TestLaunch(t *testing.T) {
 	train := &elastico.Job{
 		ID: "t", Class: elastico.Training, Optimizer: elastico.SGD, ReferenceBatch: 64,
 	}
-	adam := &elastico.Job{ID: "a", Class: elastico.Training, Optimizer: elastico.Adam,
-		Family: []elastico.Profile{{Config: elastico.Configuration{BatchSize: 256}}}}
+	adam := &elastico.Job{ID: "a", Class: elastico.Training, Optimizer: elastico.Adam, ReferenceBatch: 256}
+	// No reference: the first profile's batch is not taken as one.
+	noRef := &elastico.Job{ID: "n", Class: elastico.Training, Optimizer: elastico.SGD,
+		Family: []elastico.Profile{{Config: elastico.Configuration{BatchSize: 16}}}}
 	serve := &elastico.Job{ID: "s", Class: elastico.Inference}
 	p := func(c elastico.Configuration, sm, mem float64) *elastico.Profile {
 		return &elastico.Profile{Config: c, Demand: elastico.Demand{GPUs: max(1, c.GPUs), SM: sm, GPUMemory: mem}}
@@ -76,6 +78,12 @@ func TestLaunch(t *testing.T) {
 			job:     train,
 			profile: p(elastico.Configuration{BatchSize: 64, GPUs: 1}, 1, 4),
 			want:    elastico.LaunchParams{BatchSize: 64, LRScale: 1, MaxSplitSizeMB: 256},
+		},
+		{
+			name:    "no reference batch: no guessed scale",
+			job:     noRef,
+			profile: p(elastico.Configuration{BatchSize: 256, GPUs: 1}, 1, 4),
+			want:    elastico.LaunchParams{BatchSize: 256, LRScale: 1, MaxSplitSizeMB: 256},
 		},
 		{
 			name:    "nil job: no learning-rate rule",

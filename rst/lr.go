@@ -45,16 +45,3 @@ func CheckOptimizer(j *elastico.Job) error {
 	}
 	return errorf("job %q: Optimizer is %d, want SGD, Adam or AdaScale", j.ID, int(j.Optimizer))
 }
-
-// ReferenceBatch returns the batch size the job's learning rate was tuned
-// for: j.ReferenceBatch, or, when that is zero, the first profile's batch
-// size (the convention of elastico.Job). It returns 0 for a job with neither.
-func ReferenceBatch(j *elastico.Job) int {
-	if j.ReferenceBatch > 0 {
-		return j.ReferenceBatch
-	}
-	if len(j.Family) > 0 {
-		return j.Family[0].Config.BatchSize
-	}
-	return 0
-}

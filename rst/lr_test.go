@@ -59,23 +59,3 @@ func TestCheckOptimizer(t *testing.T) {
 		t.Errorf("unknown optimizer: got %v", err)
 	}
 }
-
-func TestReferenceBatch(t *testing.T) {
-	fam := []elastico.Profile{{Config: elastico.Configuration{BatchSize: 32}}, {Config: elastico.Configuration{BatchSize: 64}}}
-	tests := []struct {
-		name      string
-		job       elastico.Job
-		wantBatch int
-	}{
-		{"explicit", elastico.Job{ReferenceBatch: 128, Family: fam}, 128},
-		{"first profile", elastico.Job{Family: fam}, 32},
-		{"nothing", elastico.Job{}, 0},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := ReferenceBatch(&tc.job); got != tc.wantBatch {
-				t.Errorf("ReferenceBatch = %d, want %d", got, tc.wantBatch)
-			}
-		})
-	}
-}

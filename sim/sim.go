@@ -148,7 +148,7 @@ func (c *Config) resolve() error {
 	if c.Cluster.NumGPUs() == 0 {
 		return fmt.Errorf("sim: Config.Cluster has no GPU")
 	}
-	if err := (&elastico.State{Cluster: c.Cluster}).Validate(); err != nil {
+	if err := (&elastico.State{Now: c.Start, Cluster: c.Cluster}).Validate(); err != nil {
 		return fmt.Errorf("sim: Config.Cluster: %w", err)
 	}
 	for _, n := range c.Cluster.Nodes {
@@ -629,6 +629,9 @@ func (s *simulation) buildState() *elastico.State {
 			Running:   j.assign,
 			Spread:    true,
 			Optimizer: j.Family.Optimizer,
+			// M0: the batch whose efficiency is 1 is the one the
+			// learning rate was tuned for.
+			ReferenceBatch: j.Family.RefBatch,
 			// What a host knows of its jobs' checkpoint and restart.
 			RestartTime: s.cfg.Costs.Resume,
 		})

@@ -214,7 +214,8 @@ func scenarios() []scenario {
 		if err != nil {
 			log.Fatal(err)
 		}
-		gavel = append(gavel, elastico.Job{ID: fmt.Sprintf("g%02d-%s", i, m), Class: elastico.Training, Family: fam, Arrival: day0.Add(time.Duration(i) * time.Second)})
+		gavel = append(gavel, elastico.Job{ID: fmt.Sprintf("g%02d-%s", i, m), Class: elastico.Training, Family: fam, Arrival: day0.Add(time.Duration(i) * time.Second),
+			ReferenceBatch: fam[0].Config.BatchSize}) // tuned at the smallest batch, on one GPU
 	}
 	serving := equal(4, 1, 0.5, 12, 100)
 	for i := range 4 {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/elastico/elastico"
 )
@@ -31,7 +32,9 @@ type JobSpec struct {
 	Remaining float64 `json:"remaining,omitempty"`
 	// Optimizer is "sgd" (the default), "adam" or "adascale": how the
 	// learning rate follows a change of batch size. ReferenceBatch is the
-	// batch the user's learning rate was tuned for (0: the first profile's).
+	// batch the user's learning rate was tuned for; under sgd or adam it is
+	// required when the family has two batch sizes or more (no
+	// configuration's batch is a safe guess).
 	Optimizer      string `json:"optimizer,omitempty"`
 	ReferenceBatch int    `json:"referenceBatch,omitempty"`
 	// Family lists the configurations, at least one.
@@ -146,9 +149,10 @@ func (s *JobSpec) Job(id string) (elastico.Job, error) {
 		}
 		j.Family[i] = p
 	}
-	// The library's own checks (NaN, ranges, duplicate IDs, the floor):
-	// a one-job State with no Running assignment checks exactly the job.
-	st := elastico.State{Jobs: []elastico.Job{j}}
+	// The library's own checks (NaN, ranges, duplicate IDs, the floor, the
+	// reference batch): a one-job State with no Running assignment checks
+	// exactly the job. Its Now need only be set; no job check reads it.
+	st := elastico.State{Now: time.Unix(0, 0), Jobs: []elastico.Job{j}}
 	if err := st.Validate(); err != nil {
 		return j, err
 	}

@@ -69,6 +69,10 @@ func TestParseJobErrors(t *testing.T) {
 		{"unknown counter", one(`{"id":"a","gpus":1,"sm":0.5,"gpuMemoryGiB":1,"throughput":5,"counters":{"sm_busy":0.5}}`), "family[0].counters.sm_busy: is not a counter name"},
 		{"counter above one", one(`{"id":"a","gpus":1,"sm":0.5,"gpuMemoryGiB":1,"throughput":5,"counters":{"sm_active":2}}`), "family[0].counters.sm_active: is 2"},
 		{"floor above every throughput", `{"class":"inference","floor":9,"family":[` + ok + `]}`, "Floor is 9, above every configuration's throughput"},
+		{"memory in MiB", one(`{"id":"a","gpus":1,"sm":0.5,"gpuMemoryGiB":10240,"throughput":5}`), "Family[0].Demand.GPUMemory is 10240 GiB, above MaxGPUMemory"},
+		{"zero throughput", one(`{"id":"a","gpus":1,"sm":0.5,"gpuMemoryGiB":10,"throughput":0}`), "Family[0].Throughput is 0"},
+		{"sgd without a reference batch", `{"class":"training","family":[{"id":"a","batchSize":64,"gpus":1,"sm":0.5,"gpuMemoryGiB":10,"throughput":5},` +
+			`{"id":"b","batchSize":128,"gpus":1,"sm":1,"gpuMemoryGiB":16,"throughput":9}]}`, "ReferenceBatch is unset, but Optimizer sgd"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

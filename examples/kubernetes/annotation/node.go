@@ -31,8 +31,10 @@ func ParseNode(labels map[string]string, count int64) (NodeGPUs, error) {
 		return n, fmt.Errorf("annotation: label %s is missing (the memory of one GPU, MiB)", GPUMemoryLabel)
 	}
 	mib, err := strconv.ParseFloat(mem, 64)
-	if err != nil || !(mib > 0) || mib > 1<<30 {
-		return n, fmt.Errorf("annotation: label %s is %q, want a positive number of MiB", GPUMemoryLabel, mem)
+	// Above elastico.MaxGPUMemory the label is in a smaller unit than MiB
+	// (KiB, bytes), and State.Validate would reject the whole cluster.
+	if err != nil || !(mib > 0) || mib > elastico.MaxGPUMemory*1024 {
+		return n, fmt.Errorf("annotation: label %s is %q, want a positive number of MiB, at most %d (%d GiB)", GPUMemoryLabel, mem, elastico.MaxGPUMemory*1024, elastico.MaxGPUMemory)
 	}
 	n.MemoryGiB = mib / 1024
 	switch v, ok := labels[SharingLabel]; {

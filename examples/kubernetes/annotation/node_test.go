@@ -23,6 +23,7 @@ func TestParseNode(t *testing.T) {
 		{"no GPUs", map[string]string{GPUMemoryLabel: "16384"}, 0, NodeGPUs{}, "0 allocatable GPUs"},
 		{"no memory label", map[string]string{}, 2, NodeGPUs{}, "label nvidia.com/gpu.memory is missing"},
 		{"bad memory label", map[string]string{GPUMemoryLabel: "40GB"}, 2, NodeGPUs{}, `label nvidia.com/gpu.memory is "40GB"`},
+		{"memory label in KiB", map[string]string{GPUMemoryLabel: "41943040"}, 2, NodeGPUs{}, `label nvidia.com/gpu.memory is "41943040", want a positive number of MiB, at most 1048576 (1024 GiB)`},
 		{"bad sharing label", map[string]string{GPUMemoryLabel: "1024", SharingLabel: "mig"}, 2, NodeGPUs{}, `label elastico.io/gpu-sharing is "mig"`},
 	}
 	for _, tt := range tests {

@@ -29,7 +29,7 @@ func gpuNode(name string, n int, memMiB int, sharing string) *v1.Node {
 		Status: v1.NodeStatus{Allocatable: rl, Capacity: rl, Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}}}
 }
 
-const oneGPU = `{"class":"training","model":"m","family":[
+const oneGPU = `{"class":"training","model":"m","referenceBatch":32,"family":[
   {"id":"small","batchSize":32,"gpus":1,"sm":0.5,"gpuMemoryGiB":10,"cpu":2,"ramGiB":4,"throughput":100},
   {"id":"pair","batchSize":64,"gpus":2,"sm":1,"gpuMemoryGiB":20,"cpu":2,"ramGiB":4,"throughput":180}]}`
 

@@ -29,8 +29,9 @@ type Config struct {
 	// StateDir/env. Jobs read it as their users: it must be world-readable
 	// and, on a multi-node cluster, shared with the compute nodes.
 	EnvDir string
-	// GPUMemory is every GPU's memory in GiB (Slurm does not know it) and
-	// GPUModel its model name, for the State.
+	// GPUMemory is every GPU's memory in GiB (Slurm does not know it; at
+	// most elastico.MaxGPUMemory, which catches MiB) and GPUModel its model
+	// name, for the State.
 	GPUMemory float64
 	GPUModel  string
 	// FamilyDir is where "elastico:@file" comments may point. Empty: such
@@ -63,6 +64,8 @@ func (c *Config) validate() error {
 		return errors.New("adapter: Config.StateDir is empty")
 	case !(c.GPUMemory > 0) || math.IsInf(c.GPUMemory, 0):
 		return fmt.Errorf("adapter: Config.GPUMemory is %g, want the GPUs' memory in GiB", c.GPUMemory)
+	case c.GPUMemory > elastico.MaxGPUMemory:
+		return fmt.Errorf("adapter: Config.GPUMemory is %g, above elastico.MaxGPUMemory (%d): want GiB, not MiB", c.GPUMemory, elastico.MaxGPUMemory)
 	case c.RequeueDelay < 0 || c.EpochTimeout < 0 || c.MaxAttempts < 0:
 		return errors.New("adapter: Config.RequeueDelay, EpochTimeout and MaxAttempts must not be negative")
 	}

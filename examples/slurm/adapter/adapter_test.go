@@ -494,7 +494,7 @@ func TestSlurmctldDownAndLostJobs(t *testing.T) {
 
 func TestFamilyFile(t *testing.T) {
 	fam := t.TempDir()
-	if err := os.WriteFile(filepath.Join(fam, "resnet.txt"), []byte("# resnet-50\ntrain resnet50 opt=sgd\nb=64 sm=.5 mem=4 tput=300\nb=128 sm=1 mem=7 tput=500\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(fam, "resnet.txt"), []byte("# resnet-50\ntrain resnet50 opt=sgd ref=64\nb=64 sm=.5 mem=4 tput=300\nb=128 sm=1 mem=7 tput=500\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	outside := filepath.Join(t.TempDir(), "x.txt")
@@ -564,6 +564,7 @@ func TestStateDirIsLockedAndJournalChecked(t *testing.T) {
 		{Config{Slurm: f, StateDir: h.dir, GPUMemory: 80}, "Config.Scheduler is nil"},
 		{Config{Slurm: f, Scheduler: h.s, GPUMemory: 80}, "Config.StateDir is empty"},
 		{Config{Slurm: f, Scheduler: h.s, StateDir: h.dir}, "Config.GPUMemory is 0"},
+		{Config{Slurm: f, Scheduler: h.s, StateDir: h.dir, GPUMemory: 81920}, "Config.GPUMemory is 81920, above elastico.MaxGPUMemory (1024): want GiB, not MiB"},
 	} {
 		if _, err := New(tt.cfg); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 			t.Errorf("New: %v, want %q", err, tt.wantErr)
@@ -619,7 +620,7 @@ func TestPendingForeignJobKeepsItsGPU(t *testing.T) {
 
 func TestGrowInPlaceButNeverShrink(t *testing.T) {
 	f := newFake(2, 4)
-	a := f.submit("elastico:train | b=64 sm=.5 mem=8 tput=100 | b=128 g=2 sm=1 mem=8 tput=190", true, "")
+	a := f.submit("elastico:train ref=64 | b=64 sm=.5 mem=8 tput=100 | b=128 g=2 sm=1 mem=8 tput=190", true, "")
 	id := strconv.Itoa(a)
 	h := newHarness(t, f, startAs(map[string]elastico.Assignment{id: {ConfigID: "b64-g1", GPUs: []string{"node1/gpu0"}}}))
 	h.tick()

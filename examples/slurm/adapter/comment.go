@@ -28,10 +28,15 @@ const Prefix = "elastico:"
 //	ref=    reference batch size          params= model parameters (e.g. 7e9)
 //	work=   remaining work (samples or tokens; 0 = unknown)
 //
+// ref= is the batch the learning rate was tuned for. A training job under
+// sgd (the default) or adam whose configurations have two batch sizes or
+// more must give it: the learning-rate scale of every batch follows from it,
+// and no configuration's batch is a safe guess.
+//
 // Each configuration is key=value pairs and flags:
 //
 //	sm=     SM share per GPU, in (0, 1] (required)
-//	mem=    GPU memory per GPU, GiB (required)
+//	mem=    GPU memory per GPU, GiB, at most 1024 (required)
 //	tput=   isolated throughput, the job's unit per second (required)
 //	b=      batch size               g=     GPUs (replicas; default 1)
 //	cpu=    host cores per GPU       ram=   host GiB per GPU
@@ -90,6 +95,11 @@ func ParseSpec(text string) (*Spec, error) {
 		}
 		ids[prof.Config.ID] = k + 1
 		s.Configs = append(s.Configs, prof)
+	}
+	if s.Class == elastico.Training && s.ReferenceBatch == 0 && s.Optimizer != elastico.AdaScale {
+		if a, b, ok := twoBatches(s.Configs); ok {
+			return nil, fmt.Errorf("adapter: ref= is missing: opt=%v scales the learning rate from it, and the configurations have b=%d and b=%d: give the batch the learning rate was tuned for", s.Optimizer, a, b)
+		}
 	}
 	best := 0.0
 	for _, p := range s.Configs {
@@ -197,8 +207,12 @@ func (s *Spec) parseConfig(f []string) (elastico.Profile, error) {
 			have.sm = true
 		case "mem":
 			p.Demand.GPUMemory, err = number(v, false)
-			if err == nil && p.Demand.GPUMemory == 0 {
+			switch {
+			case err != nil:
+			case p.Demand.GPUMemory == 0:
 				err = fmt.Errorf("want > 0 GiB")
+			case p.Demand.GPUMemory > elastico.MaxGPUMemory:
+				err = fmt.Errorf("is above %d GiB: give GiB, not MiB", elastico.MaxGPUMemory)
 			}
 			have.mem = true
 		case "tput":
@@ -247,6 +261,21 @@ func (s *Spec) parseConfig(f []string) (elastico.Profile, error) {
 	}
 	p.Config.ID = id
 	return p, nil
+}
+
+// twoBatches returns the first two different batch sizes of the
+// configurations, if they have two.
+func twoBatches(configs []elastico.Profile) (a, b int, ok bool) {
+	for i := range configs {
+		switch c := configs[i].Config.BatchSize; {
+		case c == 0 || c == a:
+		case a == 0:
+			a = c
+		default:
+			return a, c, true
+		}
+	}
+	return 0, 0, false
 }
 
 // configID names a configuration by its knobs: "b256-ckpt-amp-g2",

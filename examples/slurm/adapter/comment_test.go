@@ -3,6 +3,7 @@ package adapter
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/elastico/elastico"
 	"github.com/google/go-cmp/cmp"
@@ -87,7 +88,7 @@ func TestParseSpec(t *testing.T) {
 				t.Errorf("round trip through %q (-first +second):\n%s", got.String(), diff)
 			}
 			// Every valid spec gives a job the root package accepts.
-			st := elastico.State{Jobs: []elastico.Job{got.Job("7")}}
+			st := elastico.State{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Jobs: []elastico.Job{got.Job("7")}}
 			if err := st.Validate(); err != nil {
 				t.Errorf("State.Validate: %v", err)
 			}
@@ -119,6 +120,10 @@ func TestParseSpecErrors(t *testing.T) {
 		{"counter above one", "train | sm=1 mem=1 tput=1 sm_active=2", `sm_active="2": want a fraction`},
 		{"duplicate id", "train | b=8 sm=1 mem=1 tput=1 | b=8 sm=.5 mem=1 tput=1", `id "b8-g1" is already configuration 1's`},
 		{"floor above all", "train floor=10 | sm=1 mem=1 tput=5", "floor=10 is above every configuration's tput (best 5)"},
+		{"memory in MiB", "train | sm=1 mem=40960 tput=1", `mem="40960": is above 1024 GiB: give GiB, not MiB`},
+		{"sgd without a reference batch", "train resnet50 | b=16 sm=.5 mem=6 tput=100 | b=256 sm=1 mem=11 tput=900",
+			"ref= is missing: opt=sgd scales the learning rate from it, and the configurations have b=16 and b=256"},
+		{"adam without a reference batch", "train opt=adam | b=32 sm=.5 mem=6 tput=100 | b=64 sm=1 mem=11 tput=180", "ref= is missing: opt=adam"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,7 +148,7 @@ func FuzzParseSpec(f *testing.F) {
 		if err != nil {
 			return
 		}
-		st := elastico.State{Jobs: []elastico.Job{s.Job("1")}}
+		st := elastico.State{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Jobs: []elastico.Job{s.Job("1")}}
 		if err := st.Validate(); err != nil {
 			t.Fatalf("accepted %q but State.Validate: %v", text, err)
 		}
