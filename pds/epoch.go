@@ -65,6 +65,8 @@ type epoch struct {
 	tauKeep  float64 // the tolerance of a pair that shares a GPU as before: τ's cap
 
 	displaced, evict, restored []int32 // restore's scratch
+	cands                      []int32 // repack's waiting jobs
+	repackBuf                  []repackFill
 	uf                         []int32 // revertGroups' union-find over GPUs
 	gain                       []float64
 	blocked                    []bool
@@ -282,6 +284,7 @@ func (e *epoch) run(ctx context.Context) (*elastico.Plan, error) {
 	if err := e.resolve(ctx); err != nil {
 		return nil, err
 	}
+	e.repack()
 	e.restore()
 	e.revertGroups()
 	e.hold()

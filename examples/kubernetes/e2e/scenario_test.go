@@ -177,12 +177,15 @@ func TestElastico(t *testing.T) {
 		t.Error("no bound pod kept its decision across the restart")
 	}
 
-	// Scheduler restart: stop it; a GPU node joins and a pod arrives; the
-	// controller admits pods onto the new node while no scheduler runs; a
-	// new scheduler binds them where the Plan said.
+	// Scheduler restart: stop it; a one-GPU node joins and two small
+	// serving pods arrive, which the predictor calls quiet together
+	// (1.05×) and which are worth more sharing it than any waiting job
+	// alone; the controller admits pods onto the new node while no
+	// scheduler runs; a new scheduler binds them where the Plan said.
 	cp.stopScheduler()
-	createNodes(t, cs, []nodeSpec{{"gpu-d", 2, 40960, "NVIDIA-A100-SXM4-40GB", "mps", "32", "256Gi"}})
+	createNodes(t, cs, []nodeSpec{{"gpu-d", 1, 40960, "NVIDIA-A100-SXM4-40GB", "mps", "32", "256Gi"}})
 	createPod(t, cs, elasticoPod(ns, "bert-serve-2", jobJSON(t, inferenceJobs[2].spec)))
+	createPod(t, cs, elasticoPod(ns, "bert-serve-3", jobJSON(t, inferenceJobs[2].spec)))
 	var admitted []string
 	waitFor(t, 30*time.Second, "the controller to admit pods onto gpu-d", func() bool {
 		admitted = admitted[:0]
