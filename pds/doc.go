@@ -38,9 +38,13 @@
 // (Job.RestartTime, else Config.RestartTime) loses over Config.Horizon,
 // and twice its worth while it has run less than Config.MinRunTime since
 // the epoch that started or changed it (Carry.Since). Deferred running
-// jobs keep their places before waiting jobs are admitted. Three final
-// passes weigh the plan's displacements against that worth, each where
-// the market cannot: restore puts back each displaced running job (under
+// jobs keep their places before waiting jobs are admitted. Four final
+// passes correct what the market cannot see. repack gives the GPUs of a
+// gang the plan starts to waiting jobs it left out when they are worth
+// more there (the market prices the cluster as a whole; the placer, largest
+// first, may give a gang a node whole). The other three weigh the plan's
+// displacements against a running job's worth: restore puts back each
+// displaced running job (under
 // its configuration, or another on the same GPUs) whose GPUs are worth
 // more to it than to the waiting jobs the plan starts there; revertGroups
 // undoes each group of changes linked through the GPUs they leave and
