@@ -44,15 +44,27 @@ type Job struct {
 	// Floor is L_j, the lowest throughput (in the profiles' unit) the job
 	// accepts; configurations below it are never chosen. Zero: no floor.
 	Floor float64
-	// Weight is w_j in the objective; zero means 1.
-	Weight   float64
+	// Weight is w_j in the objective: what a unit of the job's work is
+	// worth against another job's (pds: a job of weight 2 takes a running
+	// job's place only if it does more than twice its work). Zero means 1.
+	Weight float64
+	// Priority orders the waiting queue only: among waiting jobs, a higher
+	// Priority is admitted, and has GPUs held for it (pds), before a lower
+	// one, whatever their arrivals; it never displaces a running job (use
+	// Weight for that). Zero is the default; negative values are allowed.
 	Priority int
-	Arrival  time.Time
+	// Arrival is when the job was submitted: the queue's order within a
+	// Priority, and the start of its wait (pds holds GPUs for a job that
+	// has waited Config.ReserveAfter since Arrival or its last preemption).
+	Arrival time.Time
 	// Remaining is the work left, in reference-equivalent samples (training)
-	// or tokens/requests (inference). Zero means unknown.
+	// or tokens/requests (inference). Zero means unknown. pds does not read
+	// it (its objective is the rate of work, not its amount); a policy that
+	// orders by remaining work may.
 	Remaining float64
-	// Attained is the GPU-seconds of service the job has had (for
-	// least-attained-service policies).
+	// Attained is the GPU-seconds of service the job has had, for
+	// least-attained-service policies (the simulator's Tiresias baseline
+	// reads it); pds does not.
 	Attained float64
 	// Running is the job's current assignment; nil while it waits.
 	Running *Assignment
