@@ -112,7 +112,7 @@ func (e *epoch) restore() {
 	e.displaced = e.displaced[:0]
 	for j := range e.jobs {
 		js := &e.jobs[j]
-		if js.running && js.curOpt >= 0 && !e.unchanged(b, int32(j)) {
+		if js.running && js.curOpt >= 0 && !e.unchanged(b, int32(j)) && e.againstRules(j) == "" {
 			e.displaced = append(e.displaced, int32(j))
 		}
 	}
@@ -301,6 +301,8 @@ func (e *epoch) revertGroups() {
 			e.gain[root] -= e.valueOf(j, b.choice[j])
 		}
 		switch {
+		case js.running && e.againstRules(int(j)) != "":
+			e.blocked[root] = true // it cannot go back
 		case js.running:
 			e.gain[root] += e.valueOf(j, js.cur) + js.scale*js.keep
 		case e.heldFor(int(j)) != nil:

@@ -15,18 +15,11 @@ const cannotStay = "the State runs it where it cannot stay: "
 // stays returns why running job j cannot stay as the State runs it, beside
 // what acc holds, or "" (and adds it to acc).
 func (e *epoch) stays(acc *account, j int) string {
+	if why := e.againstRules(j); why != "" {
+		return why
+	}
 	js := &e.jobs[j]
-	if !js.job.Spread {
-		for _, r := range js.curGPUs {
-			if r.Node != js.curGPUs[0].Node {
-				return cannotStay + "its gang spans nodes and it does not allow Spread"
-			}
-		}
-	}
 	p := &js.job.Family[js.cur]
-	if f := js.job.Floor; f > 0 && p.Throughput < f {
-		return cannotStay + fmt.Sprintf("its throughput %.4g is below its floor %.4g", p.Throughput, f)
-	}
 	if why := acc.add(js.curGPUs, p); why != "" {
 		return cannotStay + why
 	}
@@ -115,4 +108,22 @@ func holds(gs, cur []elastico.GPURef) bool {
 func (e *epoch) asIs(r *result, j, g int32) bool {
 	js := &e.jobs[j]
 	return js.running && r.choice[j] == js.cur && slices.Contains(js.curGPUs, e.ref(g))
+}
+
+// againstRules says why running job j cannot stay as the State runs it
+// whatever else runs: a gang across nodes without Spread, or a throughput
+// below its floor; "" if it may.
+func (e *epoch) againstRules(j int) string {
+	js := &e.jobs[j]
+	if !js.job.Spread {
+		for _, r := range js.curGPUs {
+			if r.Node != js.curGPUs[0].Node {
+				return cannotStay + "its gang spans nodes and it does not allow Spread"
+			}
+		}
+	}
+	if f, p := js.job.Floor, &js.job.Family[js.cur]; f > 0 && p.Throughput < f {
+		return cannotStay + fmt.Sprintf("its throughput %.4g is below its floor %.4g", p.Throughput, f)
+	}
+	return ""
 }
