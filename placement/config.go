@@ -1,0 +1,97 @@
+package placement
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Defaults and valid ranges of Config.
+const (
+	// DefaultOversubscription lets the SM shares on one GPU sum to 1: no
+	// oversubscription, each job gets the share its profile was measured
+	// with.
+	DefaultOversubscription = 1.0
+	MaxOversubscription     = 4.0
+	// DefaultMaxJobsPerGPU is the paper's pairwise sharing: the predictor
+	// is trained on pairs, so a third job on a GPU is an unmeasured risk.
+	DefaultMaxJobsPerGPU = 2
+	MaxMaxJobsPerGPU     = 64
+	// DefaultTieCandidates is how many GPUs of the best bucket are compared
+	// by predicted slowdown. More finds quieter neighbours at the cost of
+	// two predictions per candidate and resident.
+	DefaultTieCandidates = 4
+	MaxTieCandidates     = 64
+	// DefaultLoudProbes is how many GPUs with loud neighbours a search
+	// predicts for before it looks only at empty GPUs (see
+	// Config.LoudProbes).
+	DefaultLoudProbes = 8
+	MaxLoudProbes     = 1024
+)
+
+// ErrConfig is wrapped by every error New returns for a bad Config.
+var ErrConfig = errors.New("placement: invalid config")
+
+// Config tunes a Placer. The zero value means every documented default.
+type Config struct {
+	// Oversubscription is the most the SM shares of one GPU's jobs may sum
+	// to. Zero: DefaultOversubscription; valid range (0,
+	// MaxOversubscription].
+	Oversubscription float64
+	// MaxJobsPerGPU is the most jobs one shared GPU holds. Zero:
+	// DefaultMaxJobsPerGPU; valid range [1, MaxMaxJobsPerGPU].
+	MaxJobsPerGPU int
+	// TieCandidates is how many equally good GPUs are compared by predicted
+	// slowdown. Zero: DefaultTieCandidates; valid range [1,
+	// MaxTieCandidates].
+	TieCandidates int
+	// MaxSlowdown, when positive and the request has a Predictor, keeps an
+	// item off a GPU where it or a resident is predicted to slow above it
+	// ("loud" neighbours): the item goes elsewhere, or waits with a reason
+	// that says so. The search for a quiet GPU is bounded by LoudProbes.
+	// Zero: no limit (the predictor only breaks ties). Valid range: 0 or
+	// [1, +Inf).
+	MaxSlowdown float64
+	// LoudProbes is how many GPUs with loud neighbours (nodes, for a gang)
+	// a search predicts for before it looks only at empty GPUs; a Quiet
+	// item probes an eighth as many, at least one. A wider search packs
+	// more jobs beside quiet neighbours and asks the predictor more: where
+	// most pairs are loud, it is most of an epoch's time. Zero:
+	// DefaultLoudProbes; valid range [1, MaxLoudProbes].
+	LoudProbes int
+	// LoudLastResort makes a GPU with loud neighbours a last resort rather
+	// than forbidden: the item goes there if nothing else has room (unless
+	// the item is Quiet).
+	LoudLastResort bool
+}
+
+func (c Config) withDefaults() (Config, error) {
+	bad := func(field string, v any, want string) error {
+		return fmt.Errorf("%w: %s is %v, want %s", ErrConfig, field, v, want)
+	}
+	switch {
+	case math.IsNaN(c.Oversubscription) || c.Oversubscription < 0 || c.Oversubscription > MaxOversubscription:
+		return c, bad("Oversubscription", c.Oversubscription, fmt.Sprintf("a number in (0, %g] (0 for the default)", MaxOversubscription))
+	case c.MaxJobsPerGPU < 0 || c.MaxJobsPerGPU > MaxMaxJobsPerGPU:
+		return c, bad("MaxJobsPerGPU", c.MaxJobsPerGPU, fmt.Sprintf("[1, %d] (0 for the default)", MaxMaxJobsPerGPU))
+	case c.TieCandidates < 0 || c.TieCandidates > MaxTieCandidates:
+		return c, bad("TieCandidates", c.TieCandidates, fmt.Sprintf("[1, %d] (0 for the default)", MaxTieCandidates))
+	case math.IsNaN(c.MaxSlowdown) || c.MaxSlowdown < 0 || (c.MaxSlowdown > 0 && c.MaxSlowdown < 1):
+		return c, bad("MaxSlowdown", c.MaxSlowdown, "0 (no limit) or a slowdown ≥ 1")
+	case c.LoudProbes < 0 || c.LoudProbes > MaxLoudProbes:
+		return c, bad("LoudProbes", c.LoudProbes, fmt.Sprintf("[1, %d] (0 for the default)", MaxLoudProbes))
+	}
+	if c.LoudProbes == 0 {
+		c.LoudProbes = DefaultLoudProbes
+	}
+	if c.Oversubscription == 0 {
+		c.Oversubscription = DefaultOversubscription
+	}
+	if c.MaxJobsPerGPU == 0 {
+		c.MaxJobsPerGPU = DefaultMaxJobsPerGPU
+	}
+	if c.TieCandidates == 0 {
+		c.TieCandidates = DefaultTieCandidates
+	}
+	return c, nil
+}

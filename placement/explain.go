@@ -1,0 +1,80 @@
+package placement
+
+import (
+	"math"
+	"strconv"
+)
+
+// ReasonLoud begins the reason of an item that waits because every GPU
+// with room has a neighbour predicted above MaxSlowdown.
+const ReasonLoud = "every GPU with room has a neighbour predicted above "
+
+// why records why item it found no room, in w.rbuf: the reasons of a
+// call are formatted into one buffer that becomes one string (thousands of
+// items may wait in a large cluster, each with its own numbers).
+func (w *work) why(it int32, avoided bool) {
+	item := &w.req.Items[it]
+	d := &w.dem[it]
+	b := w.rbuf
+	w.rfrom[it] = int32(len(b))
+	switch {
+	case d.GPUMemory > w.maxGPUMem+1e-9*math.Max(1, w.maxGPUMem):
+		b = append(b, "needs "...)
+		b = strconv.AppendFloat(b, d.GPUMemory, 'f', 1, 64)
+		b = append(b, " GiB of GPU memory per replica; the largest GPU has "...)
+		b = strconv.AppendFloat(b, w.maxGPUMem, 'f', 1, 64)
+		b = append(b, " GiB"...)
+	case d.SM > w.cfg.Oversubscription+w.smTol:
+		b = append(b, "needs an SM share of "...)
+		b = strconv.AppendFloat(b, d.SM, 'f', 2, 64)
+		b = append(b, " per replica; a GPU holds "...)
+		b = strconv.AppendFloat(b, w.cfg.Oversubscription, 'f', 2, 64)
+	case d.GPUs > len(w.gpus):
+		b = append(b, "needs "...)
+		b = strconv.AppendInt(b, int64(d.GPUs), 10)
+		b = append(b, " GPUs; the cluster has "...)
+		b = strconv.AppendInt(b, int64(len(w.gpus)), 10)
+	case d.GPUs > 1 && !item.Job.Spread && d.GPUs > w.maxNodeGPUs:
+		b = append(b, "needs "...)
+		b = strconv.AppendInt(b, int64(d.GPUs), 10)
+		b = append(b, " GPUs on one node; the largest node has "...)
+		b = strconv.AppendInt(b, int64(w.maxNodeGPUs), 10)
+	case avoided:
+		b = append(b, "every GPU with room holds a job it must not share a GPU with"...)
+	case w.loud:
+		b = append(b, ReasonLoud...)
+		b = strconv.AppendFloat(b, w.cfg.MaxSlowdown, 'g', 3, 64)
+		b = append(b, "× (it or a resident would slow above that)"...)
+	case d.GPUs == 1 || item.Job.Spread:
+		if d.GPUs == 1 {
+			b = append(b, "no GPU has "...)
+		} else {
+			b = append(b, "fewer than "...)
+			b = strconv.AppendInt(b, int64(d.GPUs), 10)
+			b = append(b, " GPUs have "...)
+		}
+		b = strconv.AppendFloat(b, d.SM, 'f', 2, 64)
+		b = append(b, " SM and "...)
+		b = strconv.AppendFloat(b, d.GPUMemory, 'f', 1, 64)
+		b = append(b, " GiB free on a node with "...)
+		b = strconv.AppendFloat(b, d.CPU, 'f', 1, 64)
+		b = append(b, " CPU and "...)
+		b = strconv.AppendFloat(b, d.RAM, 'f', 1, 64)
+		b = append(b, " GiB RAM free"...)
+	default:
+		fd := float64(d.GPUs)
+		b = append(b, "no node has "...)
+		b = strconv.AppendInt(b, int64(d.GPUs), 10)
+		b = append(b, " GPUs with "...)
+		b = strconv.AppendFloat(b, d.SM, 'f', 2, 64)
+		b = append(b, " SM and "...)
+		b = strconv.AppendFloat(b, d.GPUMemory, 'f', 1, 64)
+		b = append(b, " GiB free each, and "...)
+		b = strconv.AppendFloat(b, fd*d.CPU, 'f', 1, 64)
+		b = append(b, " CPU and "...)
+		b = strconv.AppendFloat(b, fd*d.RAM, 'f', 1, 64)
+		b = append(b, " GiB RAM free"...)
+	}
+	w.rto[it] = int32(len(b))
+	w.rbuf = b
+}
