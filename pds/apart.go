@@ -1,0 +1,82 @@
+package pds
+
+import (
+	"fmt"
+	"strings"
+)
+
+// keptApart says which jobs j is kept apart from, and why.
+func (e *epoch) keptApart(j int32) string {
+	if e.apartFirst[j] == 0 {
+		// Most jobs the placer leaves out (thousands at scale) are in no
+		// pair: not a Builder each.
+		return ""
+	}
+	var b strings.Builder
+	for i := e.apartFirst[j]; i != 0; i = e.nextPair(i, j) {
+		p := e.avoid[i-1]
+		if !e.inForce(p) {
+			continue
+		}
+		other := p.a + p.b - j
+		victim, aggr := e.jobs[p.v].job.ID, e.jobs[p.a+p.b-p.v].job.ID
+		fmt.Fprintf(&b, "; kept apart from job %q (%s predicted %.3g× slower beside %s, tolerance %.3g)", e.jobs[other].job.ID, victim, p.s, aggr, e.tau)
+	}
+	return b.String()
+}
+
+// inForce reports whether pair p was kept apart in the last placement:
+// both placed under the configurations they violated under.
+func (e *epoch) inForce(p avoidPair) bool {
+	a, b := e.jobItem[p.a], e.jobItem[p.b]
+	return a >= 0 && b >= 0 && e.itemFam[a] == p.ka && e.itemFam[b] == p.kb
+}
+
+// avoidPair is a violating pair: jobs a and b under family indices ka and
+// kb; v (a or b) is predicted slowed s× by the other.
+type avoidPair struct {
+	a, b, ka, kb, v int32
+	s               float64
+	next            [2]int32 // the next pair of a and of b (see apartFirst)
+}
+
+// nextPair returns the pair after pair i (index+1) among job j's, or 0.
+func (e *epoch) nextPair(i, j int32) int32 {
+	p := &e.avoid[i-1]
+	if p.a == j {
+		return p.next[0]
+	}
+	return p.next[1]
+}
+
+// linkPair appends pair i (index+1) to job j's pairs.
+func (e *epoch) linkPair(i, j int32) {
+	if last := e.apartLast[j]; last == 0 {
+		e.apartFirst[j] = i
+	} else if p := &e.avoid[last-1]; p.a == j {
+		p.next[0] = i
+	} else {
+		p.next[1] = i
+	}
+	e.apartLast[j] = i
+}
+
+// separate keeps a violating pair apart in every later placement of the
+// epoch in which both keep the configurations they violated under: the
+// penalty asks the market for other configurations, this asks the placer
+// for other neighbours, and together they settle in fewer rounds.
+func (e *epoch) separate(r *result, v violation) {
+	a, b := min(v.victim, v.aggressor), max(v.victim, v.aggressor)
+	p := avoidPair{a: a, b: b, ka: r.choice[a], kb: r.choice[b], v: v.victim, s: v.slowdown}
+	for i := e.apartFirst[a]; i != 0; i = e.nextPair(i, a) {
+		if q := &e.avoid[i-1]; q.a == a && q.b == b && q.ka == p.ka && q.kb == p.kb {
+			return
+		}
+	}
+	e.avoid = append(e.avoid, p)
+	i := int32(len(e.avoid))
+	e.linkPair(i, a)
+	if b != a {
+		e.linkPair(i, b)
+	}
+}
