@@ -94,16 +94,19 @@ const restoreReason = "its GPUs stay with a running job: displacing it would gai
 
 // restore gives back, one at a time, each running job that the best plan
 // displaces where the displacement does not pay on its own: the job runs
-// again as the State has it when what it is worth there (its value and
-// keepBonus) exceeds what the plan does instead, its value under the
-// plan's assignment and that of the waiting jobs the plan starts on its
-// GPUs, which then wait. hold weighs whole plans; a plan that pays as a
+// again on its GPUs, under its configuration or another (a restart, so
+// without keepBonus), when what it is worth there (its value, and
+// keepBonus if unchanged) exceeds what the plan does instead, its value
+// under the plan's assignment and that of the waiting jobs the plan
+// starts on its GPUs, which then wait. hold weighs whole plans; a plan that pays as a
 // whole still carries displacements that gain nothing, drawn by the
 // market's prices of the moment (a job preempted for an equal one, a gang
-// reshaped and back), and the next epoch's market draws others. Jobs that
-// a restore would leave beside a neighbour above tolerance, that another
-// running job moved onto, or that a job waits for at held GPUs are left as
-// the plan has them. Jobs are taken by the worth they keep, highest first.
+// reshaped and back), and the next epoch's market draws others. A job is
+// left as the plan has it if putting it back would leave it beside a
+// neighbour above tolerance, not fit beside a running job the plan moved
+// there, evict a job starting on GPUs held for it, or keep it as the
+// State runs it against the rules. Jobs are taken by the worth they keep,
+// highest first.
 func (e *epoch) restore() {
 	if e.cfg.Pinned {
 		return // pin already keeps every running job
