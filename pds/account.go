@@ -31,6 +31,17 @@ const slack = 1e-9
 
 func over(x, c float64) bool { return x > c+slack*math.Max(1, c) }
 
+// accountOf returns the epoch's account holding every assignment of plan r.
+func (e *epoch) accountOf(r *result) *account {
+	acc := e.account()
+	for j := range e.jobs {
+		if gs := r.gpus[j]; gs != nil {
+			acc.add(gs, &e.jobs[j].job.Family[r.choice[j]])
+		}
+	}
+	return acc
+}
+
 // sub takes back one job's replicas from gs, which add put there.
 func (a *account) sub(gs []elastico.GPURef, p *elastico.Profile) {
 	d := &p.Demand

@@ -127,12 +127,7 @@ func (e *epoch) restore() {
 		return e.valueOf(j, js.cur) + js.scale*js.keep
 	}
 	slices.SortStableFunc(e.displaced, func(x, y int32) int { return cmp.Compare(kept(y), kept(x)) })
-	acc := e.account()
-	for j := range e.jobs {
-		if gs := b.gpus[j]; gs != nil {
-			acc.add(gs, &e.jobs[j].job.Family[b.choice[j]])
-		}
-	}
+	acc := e.accountOf(b)
 	e.residents(b)
 	e.restored = e.restored[:0]
 	for _, j := range e.displaced {
@@ -216,10 +211,9 @@ func (e *epoch) restore() {
 }
 
 // loudBeside reports whether running job j, put back where it runs under
-// family index k, would
-// share a GPU with a job of plan b (other than those restore evicts) above
-// tolerance, either way round: e.tauKeep beside a job that shares the GPU
-// as before, τ(t) beside any other.
+// family index k, would share a GPU with a job of plan b (other than those
+// restore evicts) above tolerance, either way round: e.tauKeep beside a
+// job that shares the GPU as before, τ(t) beside any other.
 func (e *epoch) loudBeside(b *result, j, k int32) bool {
 	if !e.memo.on() {
 		return false
@@ -230,7 +224,7 @@ func (e *epoch) loudBeside(b *result, j, k int32) bool {
 		if k == js.cur && e.sharedAsBefore(b, x, g) {
 			limit = e.tauKeep
 		}
-		return e.memo.slowdown(j, k, x, b.choice[x]) > limit || e.memo.slowdown(x, b.choice[x], j, k) > limit
+		return e.loudPair(j, k, x, b.choice[x], limit)
 	}
 	for _, r := range js.curGPUs {
 		g := e.global(r)
@@ -333,12 +327,7 @@ func (e *epoch) revertGroups() {
 	}
 	root := func(j int32) int32 { return e.find(e.anyGPU(b, j)) }
 	slices.SortStableFunc(e.displaced, func(x, y int32) int { return cmp.Compare(root(x), root(y)) })
-	acc := e.account()
-	for j := range e.jobs {
-		if gs := b.gpus[j]; gs != nil {
-			acc.add(gs, &e.jobs[j].job.Family[b.choice[j]])
-		}
-	}
+	acc := e.accountOf(b)
 	reverted := false
 	for lo := 0; lo < len(e.displaced); {
 		r := root(e.displaced[lo])

@@ -377,6 +377,12 @@ func (e *epoch) newcomer(r *result, v violation) int32 {
 	return max(v.victim, v.aggressor)
 }
 
+// loudPair reports whether job j under family index k and job x under kx
+// are predicted above limit on one GPU, either way round.
+func (e *epoch) loudPair(j, k, x, kx int32, limit float64) bool {
+	return e.memo.slowdown(j, k, x, kx) > limit || e.memo.slowdown(x, kx, j, k) > limit
+}
+
 // sharedAsBefore reports whether running job j is on GPU g in plan r under
 // the configuration it runs, as it was when the epoch began.
 func (e *epoch) sharedAsBefore(r *result, j, g int32) bool {

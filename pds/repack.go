@@ -45,12 +45,7 @@ func (e *epoch) repack() {
 	if len(e.cands) == 0 {
 		return
 	}
-	acc := e.account()
-	for j := range e.jobs {
-		if gs := b.gpus[j]; gs != nil {
-			acc.add(gs, &e.jobs[j].job.Family[b.choice[j]])
-		}
-	}
+	acc := e.accountOf(b)
 	e.residents(b)
 	changed := false
 	for _, j := range gangs {
@@ -155,17 +150,14 @@ func (e *epoch) loudAt(b *result, j, k int32, gs []elastico.GPURef, fill []repac
 	if !e.memo.on() {
 		return false
 	}
-	loud := func(x, kx int32) bool {
-		return e.memo.slowdown(j, k, x, kx) > e.tau || e.memo.slowdown(x, kx, j, k) > e.tau
-	}
 	for _, r := range gs {
 		for _, x := range e.on(e.global(r)) {
-			if x != j && slices.Contains(b.gpus[x], r) && loud(x, b.choice[x]) {
+			if x != j && slices.Contains(b.gpus[x], r) && e.loudPair(j, k, x, b.choice[x], e.tau) {
 				return true
 			}
 		}
 		for _, f := range fill {
-			if f.gpu == r && f.job != j && loud(f.job, f.k) {
+			if f.gpu == r && f.job != j && e.loudPair(j, k, f.job, f.k, e.tau) {
 				return true
 			}
 		}

@@ -154,7 +154,7 @@ func (e *epoch) loudOn(g, j, k int32) bool {
 		return false
 	}
 	for _, x := range e.curRes[e.curOff[g]:e.curOff[g+1]] {
-		if xs := &e.jobs[x]; xs.cur >= 0 && x != j && (e.memo.slowdown(j, k, x, xs.cur) > e.tau || e.memo.slowdown(x, xs.cur, j, k) > e.tau) {
+		if xs := &e.jobs[x]; xs.cur >= 0 && x != j && e.loudPair(j, k, x, xs.cur, e.tau) {
 			return true
 		}
 	}
