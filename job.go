@@ -44,6 +44,11 @@ type Job struct {
 	// Floor is L_j, the lowest throughput (in the profiles' unit) the job
 	// accepts; configurations below it are never chosen. Zero: no floor.
 	Floor float64
+	// MaxSlowdown, when ≥ 1, is the most the job accepts to be slowed by
+	// sharing a GPU (an SLO: 1.25 keeps it at 80 % of its isolated speed
+	// or better), whatever the queue. Zero: no limit of its own; the
+	// scheduler's sharing rule decides (see iac.Sharing).
+	MaxSlowdown float64
 	// Weight is w_j in the objective: what a unit of the job's work is
 	// worth against another job's (pds: a job of weight 2 takes a running
 	// job's place only if it does more than twice its work). Zero means 1.

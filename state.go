@@ -161,6 +161,12 @@ func (j *Job) validate(gpus map[string]*GPU, pen map[string]float64) error {
 			return invalid("job", j.ID, f.name, r)
 		}
 	}
+	if r := checkNumber(j.MaxSlowdown); r != "" {
+		return invalid("job", j.ID, "MaxSlowdown", r)
+	}
+	if j.MaxSlowdown != 0 && j.MaxSlowdown < 1 {
+		return invalid("job", j.ID, "MaxSlowdown", fmt.Sprintf("is %g, want a slowdown ≥ 1 (0 for none)", j.MaxSlowdown))
+	}
 	if j.ReferenceBatch < 0 {
 		return invalid("job", j.ID, "ReferenceBatch", "is negative")
 	}

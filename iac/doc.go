@@ -2,9 +2,10 @@
 // GPU (ElastiCo's interference-aware co-location), and says
 // how far the prediction can be trusted.
 //
-//	m, err := iac.Default()                   // the embedded model
-//	s := m.Slowdown(victim, aggressor)        // Ŝ ≥ 1, 0 allocations
-//	if iac.DefaultTolerance.Violates(s, q) {  // τ(t) of Eq. 11 at queue pressure q
+//	m, err := iac.Default()                         // the embedded model
+//	a, b := m.Slowdown(x, y), m.Slowdown(y, x)      // Ŝ ≥ 1 each way, 0 allocations
+//	lim := iac.DefaultSharing.At(q)                 // the rule at queue pressure q
+//	if !lim.Allows(a, b, iac.JobLimit(jx, x), iac.JobLimit(jy, y)) {
 //		// keep the pair apart
 //	}
 //
@@ -148,7 +149,14 @@
 // microcode assist, and the 65 that weight decay left in the embedded
 // model made a prediction three times slower (2.0 µs).
 //
-// # Tolerance
+// # Which pairs share
+//
+// [Sharing] is the rule, in one place for pds and the placer: by value by
+// default (while jobs wait, a pair shares when 1/Ŝa + 1/Ŝb ≥ 1 + Margin,
+// that is, when the two do more work together than one alone; with nothing
+// waiting, only pairs within τ0), each job within its own limit
+// ([JobLimit]: Job.MaxSlowdown and its floor). [PaperSharing] is the
+// paper's rule instead, each job within [Tolerance]:
 //
 // [Tolerance] is τ(t) = τ0·(1 + min(β·q, βmax)) on the slowdown scale, q
 // the queue pressure. [DefaultTolerance]: τ0 = 1/0.9 (with an empty queue

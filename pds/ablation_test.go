@@ -145,7 +145,8 @@ func TestAblations(t *testing.T) {
 				ab   Ablation
 				want map[string]string
 			}{{Ablation{}, tt.wantFull}, {tt.ablation, tt.wantAblated}} {
-				s, err := New(Config{Predictor: pred, Ablation: run.ab, Clock: fixedClock()})
+				// The interference scenarios are set under the paper's rule.
+				s, err := New(Config{Predictor: pred, Ablation: run.ab, Clock: fixedClock(), Sharing: iac.PaperSharing(iac.DefaultTolerance)})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -153,9 +154,9 @@ func TestAblations(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				tau := s.Config().Tolerance.Tau0
+				tau := s.Config().Sharing.Keep()
 				if run.ab.MemoryOnlyColocation {
-					checkPlan(t, st, plan, nil, 0)
+					checkPlan(t, st, plan, nil, iac.Limit{})
 				} else {
 					checkPlan(t, st, plan, pred, tau)
 				}
@@ -203,7 +204,7 @@ func TestAblationsOnRandomStates(t *testing.T) {
 		{NoReservation: true}, {NoCoordinatedReconfiguration: true},
 		{NoReservation: true, NoCoordinatedReconfiguration: true},
 	} {
-		s, err := New(Config{Predictor: randomPredictor, Tolerance: iac.Tolerance{Tau0: 1.2}, Ablation: ab})
+		s, err := New(Config{Predictor: randomPredictor, Sharing: iac.PaperSharing(iac.Tolerance{Tau0: 1.2}), Ablation: ab})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,7 +220,7 @@ func TestAblationsOnRandomStates(t *testing.T) {
 				if ab.MemoryOnlyColocation {
 					pred = nil
 				}
-				checkPlan(t, st, plan, pred, 1.2)
+				checkPlan(t, st, plan, pred, iac.MaxSlowdown(1.2))
 				st = apply(st, plan)
 			}
 		}

@@ -19,8 +19,12 @@ func (e *epoch) keptApart(j int32) string {
 			continue
 		}
 		other := p.a + p.b - j
-		victim, aggr := e.jobs[p.v].job.ID, e.jobs[p.a+p.b-p.v].job.ID
-		fmt.Fprintf(&b, "; kept apart from job %q (%s predicted %.3g× slower beside %s, tolerance %.3g)", e.jobs[other].job.ID, victim, p.s, aggr, e.tau)
+		v := p.viol
+		if v.victim != j {
+			// Say it from j's side.
+			v.victim, v.aggressor, v.sv, v.sa, v.cv, v.ca = v.aggressor, v.victim, v.sa, v.sv, v.ca, v.cv
+		}
+		fmt.Fprintf(&b, "; kept apart from job %q (%s)", e.jobs[other].job.ID, v.lim.Why(v.sv, v.sa, v.cv, v.ca))
 	}
 	return b.String()
 }
@@ -33,11 +37,11 @@ func (e *epoch) inForce(p avoidPair) bool {
 }
 
 // avoidPair is a violating pair: jobs a and b under family indices ka and
-// kb; v (a or b) is predicted slowed s× by the other.
+// kb, and the violation check found.
 type avoidPair struct {
-	a, b, ka, kb, v int32
-	s               float64
-	next            [2]int32 // the next pair of a and of b (see apartFirst)
+	a, b, ka, kb int32
+	viol         violation
+	next         [2]int32 // the next pair of a and of b (see apartFirst)
 }
 
 // nextPair returns the pair after pair i (index+1) among job j's, or 0.
@@ -67,7 +71,7 @@ func (e *epoch) linkPair(i, j int32) {
 // for other neighbours, and together they settle in fewer rounds.
 func (e *epoch) separate(r *result, v violation) {
 	a, b := min(v.victim, v.aggressor), max(v.victim, v.aggressor)
-	p := avoidPair{a: a, b: b, ka: r.choice[a], kb: r.choice[b], v: v.victim, s: v.slowdown}
+	p := avoidPair{a: a, b: b, ka: r.choice[a], kb: r.choice[b], viol: v}
 	for i := e.apartFirst[a]; i != 0; i = e.nextPair(i, a) {
 		if q := &e.avoid[i-1]; q.a == a && q.b == b && q.ka == p.ka && q.kb == p.kb {
 			return

@@ -17,16 +17,17 @@ const (
 	// DefaultReservation is γ of Eq. 12: half of every job's smallest
 	// footprint is held for it.
 	DefaultReservation = 0.5
-	// DefaultAlpha is α: a configuration loses α of value per unit of
-	// predicted slowdown above tolerance, per co-runner and direction. On
-	// the scale of w·G̃ ∈ (0, w], a pair 0.2 above tolerance costs 0.2.
+	// DefaultAlpha is α: a configuration loses α of value per unit of its
+	// pair's excess over the sharing rule (iac.Limit.Excess, on the
+	// slowdown scale), per co-runner. On the scale of w·G̃ ∈ (0, w], a pair
+	// 0.2 above the rule costs 0.2.
 	DefaultAlpha = 1.0
 	// DefaultSwitchingCost is γ0: starting a job or changing a running
 	// job's configuration must gain at least 5 % of its best goodput, so
 	// near-ties do not flap.
 	DefaultSwitchingCost = 0.05
 	// DefaultDelta is Δ: the learned penalty a configuration gets each time
-	// it is found predicted above tolerance beside a co-runner.
+	// the sharing rule forbids it beside a co-runner.
 	DefaultDelta = 0.25
 	// DefaultRounds is M, the ESP → placement → interference rounds.
 	DefaultRounds = 3
@@ -63,14 +64,14 @@ var ErrConfig = errors.New("pds: invalid config")
 
 // Config tunes a Scheduler. Its zero value means every documented default:
 // the default PriceSolver (esp.New), Placer (placement.New), Predictor
-// (iac.Default) and tolerance (iac.DefaultTolerance).
+// (iac.Default) and sharing rule (iac.DefaultSharing).
 type Config struct {
 	// PriceSolver picks configurations (ESP). Nil: esp.New(esp.Config{}).
 	PriceSolver elastico.PriceSolver
-	// Placer puts them on GPUs. Nil: placement.New with MaxSlowdown set to
-	// Tolerance.Tau0 (and scaled to τ(t) every epoch), so that no job is
-	// placed beside a neighbour predicted above tolerance; every other
-	// field its default.
+	// Placer puts them on GPUs. Nil: placement.New with every default;
+	// pds's predictor judges its pairs by the Sharing rule in force each
+	// epoch (placement.PairJudge), so that no job is placed beside a
+	// neighbour the rule says it may not share with.
 	Placer elastico.Placer
 	// LoudProbes is the default placer's placement.Config.LoudProbes: how
 	// many GPUs beside loud neighbours a job's search predicts for before
@@ -83,8 +84,11 @@ type Config struct {
 	LoudProbes int
 	// Predictor estimates co-location slowdowns (IAC). Nil: iac.Default().
 	Predictor elastico.Predictor
-	// Tolerance is τ(t) of Eq. 11. Zero: iac.DefaultTolerance.
-	Tolerance iac.Tolerance
+	// Sharing is the rule that says which pairs may share a GPU (see
+	// iac.Sharing): by value while jobs wait, within τ0 when none do, each
+	// job within its own limit. iac.PaperSharing(iac.DefaultTolerance) is
+	// the paper's Eq. 11. Zero: iac.DefaultSharing.
+	Sharing iac.Sharing
 
 	// Reservation is γ ∈ (0, 1] of Eq. 12: the fraction of each job's
 	// smallest footprint held for it (see the package doc). Zero:
@@ -144,7 +148,7 @@ type Config struct {
 	// it holds, a gang across nodes that does not allow Spread, below its
 	// floor) is left out, when no reshape in place mends it. Two running
 	// jobs that already share
-	// a GPU stay together even when predicted above tolerance, since
+	// a GPU stay together even when the sharing rule forbids them, since
 	// neither can leave; Γ still prices their interference, so the market
 	// may reshape them in place, and a reshape that makes it worse is
 	// undone.
@@ -213,10 +217,10 @@ func (c Config) withDefaults() (Config, error) {
 	case c.LoudProbes != 0 && c.Placer != nil:
 		return c, bad("LoudProbes", c.LoudProbes, "0 with a custom Placer (it tunes the default one)")
 	}
-	if c.Tolerance == (iac.Tolerance{}) {
-		c.Tolerance = iac.DefaultTolerance
+	if c.Sharing == (iac.Sharing{}) {
+		c.Sharing = iac.DefaultSharing
 	}
-	if err := c.Tolerance.Validate(); err != nil {
+	if err := c.Sharing.Validate(); err != nil {
 		return c, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	def := func(x *float64, d float64) {

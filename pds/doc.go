@@ -12,13 +12,14 @@
 // starting or reshaping a job, and the penalties learned in earlier rounds
 // and epochs), holds γ of each job's smallest footprint for it (C_eff,
 // Eq. 12), and then runs up to M rounds of prices → placement →
-// interference check. Every pair found predicted above the tolerance τ(t)
-// (Eq. 11) adds Δ to the penalty of the victim's configuration and is kept
+// interference check. Every pair the sharing rule (Config.Sharing, an
+// iac.Sharing) forbids adds Δ to the penalty of the victim's configuration
+// and is kept
 // apart in the next rounds' placements, where neither job is sticky to the
 // GPU it violated on; the loop stops at the first round without a
 // violation. What is left is resolved by re-placing with the pairs kept
 // apart, then by deferring the newcomer of each pair: the plan never
-// co-locates a pair predicted above tolerance, never exceeds a GPU's or
+// co-locates a pair the rule forbids, never exceeds a GPU's or
 // node's capacity, and never runs a job below its floor. A running job
 // whose new configuration finds no room keeps its old one where it runs
 // when that still fits, rather than being preempted.
@@ -51,9 +52,10 @@
 // take (a gang giving way so that running jobs grow) that gains less than
 // it costs; and hold keeps every running job where it runs unless the
 // whole plan's displacements gain more than they cost. A pair that
-// already shares a GPU is split only above τ's cap (iac.Tolerance.Max),
-// not above τ(t): the queue that a start shrank would otherwise lower τ(t)
-// under the pair it made, split it, and start it again an epoch later. A
+// already shares a GPU is split only when the rule's loosest form
+// (iac.Sharing.Keep) forbids it, not the rule at today's queue: the queue
+// that a start shrank would otherwise tighten the rule under the pair it
+// made, split it, and start it again an epoch later. A
 // job that has waited Config.ReserveAfter has GPUs held for it, as a
 // backfill scheduler holds them (the 16 oldest at a time): no other job
 // starts there, and it starts when the jobs on them leave. With nothing
@@ -68,8 +70,9 @@
 //   - The reservation of Eq. 12 is held only for waiting jobs that fit
 //     what the running jobs leave free: held beyond it, it pushed running
 //     jobs out (an 8-GPU gang gave way to a waiting 1-GPU job).
-//   - The default placer keeps jobs off GPUs whose residents are predicted
-//     above τ(t) (placement.Config.MaxSlowdown) from the second round on;
+//   - The default placer keeps jobs off GPUs whose residents the rule
+//     forbids them (pds judges its pairs, placement.PairJudge) from the
+//     second round on;
 //     in the first round such a GPU is a last resort, so that a violation
 //     is still found and priced (the market then reshapes the job that
 //     causes it). With best fit alone, one random pair in five being
@@ -93,8 +96,8 @@
 //     leaves violations is followed by a full one. (Under the −ESP
 //     ablation, which has no prices, every round is a full one.)
 //   - Γ prices a running job's interference into all of its
-//     configurations only for co-runners already near tolerance (80 % of
-//     the way from 1 to τ); the others are left to the rounds' checks, which is
+//     configurations only for co-runners already near the rule's bound (80 %
+//     of the way from 1 to it); the others are left to the rounds' checks, which is
 //     what keeps the interference phase O(pairs) rather than O(pairs·K̄).
 //
 // The Plan says, for every job, where it runs or why it waits (a Status

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/iac"
 	"github.com/elastico/elastico/placement"
 	"github.com/elastico/elastico/rst"
 )
@@ -59,8 +60,9 @@ type epoch struct {
 	waitKeys []waitKey
 	famOff   []int32   // job j's profiles have the slots famOff[j] to famOff[j+1]-1
 	famG     []float64 // G̃ of each profile
-	tau, q   float64
-	tauKeep  float64 // the tolerance of a pair that shares a GPU as before: τ's cap
+	q        float64   // queue pressure
+	lim      iac.Limit // the sharing rule in force at q
+	limKeep  iac.Limit // the rule for a pair that shares a GPU as before (Sharing.Keep)
 
 	displaced, evict, restored []int32 // restore's scratch
 	cands                      []int32 // repack's waiting jobs
@@ -148,9 +150,11 @@ type result struct {
 }
 
 type violation struct {
-	victim, aggressor int32 // jobs
+	victim, aggressor int32 // jobs; victim is the more slowed
 	gpu               int32
-	slowdown, limit   float64 // limit: the tolerance it exceeds
+	sv, sa            float64   // the victim's and the aggressor's predicted slowdowns
+	cv, ca            float64   // their own limits (iac.JobLimit)
+	lim               iac.Limit // the rule the pair breaks
 }
 
 func grow[T any](s []T, n int) []T {

@@ -132,11 +132,11 @@ func FuzzEpoch(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{2, 10, 200, 2, 100, 0, 100, 1, 3, 0, 2, 1, 1, 60, 100, 40, 80, 200, 250, 0, 1, 0})
 	f.Add([]byte{1, 0, 255, 254, 1, 253, 0, 5, 2, 2, 1, 255, 3})
-	s, err := New(Config{Predictor: randomPredictor, Tolerance: iac.Tolerance{Tau0: 1.2}})
+	s, err := New(Config{Predictor: randomPredictor, Sharing: iac.PaperSharing(iac.Tolerance{Tau0: 1.2})})
 	if err != nil {
 		f.Fatal(err)
 	}
-	pinned, err := New(Config{Predictor: randomPredictor, Tolerance: iac.Tolerance{Tau0: 1.2}, Pinned: true})
+	pinned, err := New(Config{Predictor: randomPredictor, Sharing: iac.PaperSharing(iac.Tolerance{Tau0: 1.2}), Pinned: true})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -152,12 +152,12 @@ func FuzzEpoch(f *testing.F) {
 		case err != nil:
 			t.Fatalf("valid State rejected: %v", err)
 		default:
-			checkPlan(t, st, plan, randomPredictor, 1.2)
+			checkPlan(t, st, plan, randomPredictor, iac.MaxSlowdown(1.2))
 			plan, err := pinned.Epoch(context.Background(), st)
 			if err != nil {
 				t.Fatalf("valid State rejected (Pinned): %v", err)
 			}
-			checkPinned(t, st, plan, randomPredictor, 1.2)
+			checkPinned(t, st, plan, randomPredictor, iac.MaxSlowdown(1.2))
 		}
 	})
 }

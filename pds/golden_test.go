@@ -197,7 +197,7 @@ func TestScenarios(t *testing.T) {
 					if err != nil {
 						t.Fatalf("%s: epoch %d: %v", file, epoch, err)
 					}
-					checkPlan(t, st, plan, pred, s.Config().Tolerance.At(0)) // τ(t) ≥ τ0 = At(0)
+					checkPlan(t, st, plan, pred, s.Config().Sharing.Keep()) // the loosest the rule allows
 					got := render(st, plan)
 					if *update {
 						if sec.body != got {

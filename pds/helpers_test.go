@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/iac"
 	"github.com/elastico/elastico/internal/sets"
 	"github.com/elastico/elastico/placement"
 	"github.com/elastico/elastico/rst"
@@ -118,9 +119,9 @@ func apply(st *elastico.State, plan *elastico.Plan) *elastico.State {
 // checkPlan fails t if plan breaks a guarantee of Epoch on st: one decision
 // per job in order; capacity of every GPU (SM within overs, memory, an
 // unshared GPU holds one job, at most maxJobs) and node; gangs on one node
-// unless spread; floors; no co-located pair predicted above tau; actions
+// unless spread; floors; no co-located pair lim forbids; actions
 // that take the State's assignments to the decisions.
-func checkPlan(t *testing.T, st *elastico.State, plan *elastico.Plan, pred elastico.Predictor, tau float64) {
+func checkPlan(t *testing.T, st *elastico.State, plan *elastico.Plan, pred elastico.Predictor, lim iac.Limit) {
 	t.Helper()
 	if len(plan.Decisions) != len(st.Jobs) {
 		t.Fatalf("%d decisions for %d jobs", len(plan.Decisions), len(st.Jobs))
@@ -197,15 +198,13 @@ func checkPlan(t *testing.T, st *elastico.State, plan *elastico.Plan, pred elast
 		if pred == nil {
 			continue
 		}
-		for _, x := range a.jobs {
-			for _, y := range a.jobs {
-				if x == y {
-					continue
-				}
+		for i, x := range a.jobs {
+			for _, y := range a.jobs[i+1:] {
 				px, _ := st.Jobs[x].Profile(plan.Decisions[x].Assignment.ConfigID)
 				py, _ := st.Jobs[y].Profile(plan.Decisions[y].Assignment.ConfigID)
-				if s := pred.Slowdown(px, py); s > tau+1e-12 {
-					t.Errorf("GPU %s co-locates %s with %s: slowdown %g above tolerance %g", id, st.Jobs[x].ID, st.Jobs[y].ID, s, tau)
+				sx, sy := pred.Slowdown(px, py), pred.Slowdown(py, px)
+				if lim.Excess(sx, sy, iac.JobLimit(&st.Jobs[x], px), iac.JobLimit(&st.Jobs[y], py)) > 1e-12 {
+					t.Errorf("GPU %s co-locates %s with %s: slowdowns %g and %g, which %v does not allow", id, st.Jobs[x].ID, st.Jobs[y].ID, sx, sy, lim)
 				}
 			}
 		}

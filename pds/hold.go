@@ -15,7 +15,7 @@ const holdReason = "its GPUs stay with running jobs: displacing them would gain 
 // displacements pay for themselves. It compares the best plan with the one
 // that displaces no running job (each where and as the State runs it; the
 // best plan's newcomers where they still fit beside them and no pair is
-// predicted above tolerance), charging each plan, for every running job
+// the sharing rule forbids), charging each plan, for every running job
 // it preempts, moves or reshapes, what keeping that job is worth (its
 // restart's work over the horizon, γ0, and its hold while it has run less
 // than MinRunTime: keepBonus). The market already weighs these, but only
@@ -103,7 +103,7 @@ const restoreReason = "its GPUs stay with a running job: displacing it would gai
 // market's prices of the moment (a job preempted for an equal one, a gang
 // reshaped and back), and the next epoch's market draws others. A job is
 // left as the plan has it if putting it back would leave it beside a
-// neighbour above tolerance, not fit beside a running job the plan moved
+// neighbour the sharing rule forbids, not fit beside a running job the plan moved
 // there, evict a job starting on GPUs held for it, or keep it as the
 // State runs it against the rules. Jobs are taken by the worth they keep,
 // highest first.
@@ -212,17 +212,18 @@ func (e *epoch) restore() {
 
 // loudBeside reports whether running job j, put back where it runs under
 // family index k, would share a GPU with a job of plan b (other than those
-// restore evicts) above tolerance, either way round: e.tauKeep beside a
-// job that shares the GPU as before, τ(t) beside any other.
+// restore evicts) that the sharing rule says it may not share with: its
+// loosest form, e.limKeep, beside a job that shares the GPU as before, the
+// rule at today's queue beside any other.
 func (e *epoch) loudBeside(b *result, j, k int32) bool {
 	if !e.memo.on() {
 		return false
 	}
 	js := &e.jobs[j]
 	loud := func(x int32, g int32) bool {
-		limit := e.tau
+		limit := e.lim
 		if k == js.cur && e.sharedAsBefore(b, x, g) {
-			limit = e.tauKeep
+			limit = e.limKeep
 		}
 		return e.loudPair(j, k, x, b.choice[x], limit)
 	}
@@ -316,9 +317,11 @@ func (e *epoch) revertGroups() {
 			}
 			cur := e.curRes[e.curOff[g]:e.curOff[g+1]]
 			sq := e.sq[e.sqOff[g]:]
-			for x := range cur {
-				for y := range cur {
-					if x != y && sq[x*len(cur)+y] > e.tauKeep {
+			n := len(cur)
+			for x, a := range cur {
+				for y := x + 1; y < n; y++ {
+					b := cur[y]
+					if e.limKeep.Excess(sq[x*n+y], sq[y*n+x], e.capOf(a, e.jobs[a].cur), e.capOf(b, e.jobs[b].cur)) > 0 {
 						e.blocked[root] = true
 					}
 				}

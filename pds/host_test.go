@@ -3,7 +3,6 @@ package pds
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -51,7 +50,7 @@ func (h *host) step() *elastico.Plan {
 		h.t.Fatalf("epoch %d: %v", h.epochs, err)
 	}
 	if h.pred != nil {
-		checkPlan(h.t, h.st, plan, h.pred, h.s.cfg.Tolerance.At(math.MaxFloat64))
+		checkPlan(h.t, h.st, plan, h.pred, h.s.cfg.Sharing.Keep())
 	}
 	var moved []string
 	for _, a := range plan.Actions {

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/iac"
 	"github.com/elastico/elastico/placement"
 )
 
@@ -123,31 +124,37 @@ func (m *memo) ask(v, a uint32, pv, pa *elastico.Profile) float64 {
 	return s
 }
 
-// placerPredictor answers the placer, its slowdowns multiplied by k
-// (monotone: the placer's tie-breaks are unchanged; only its MaxSlowdown
-// threshold moves, see buildItems). The default placer asks by item
-// (placement.ItemPredictor): the answer comes from the memo by slot, with
-// no profile to look up. A custom placer asks by profile: the answer comes
-// from the cache, or without one from the predictor (a profile is not
-// known by slot, and a placer rarely asks twice).
+// placerPredictor answers the placer. The default placer judges pairs by
+// item (placement.PairJudge) under the rule in force this epoch, e.lim:
+// the answer comes from the memo by slot, with no profile to look up. A
+// custom placer asks by profile: the answer comes from the cache, or
+// without one from the predictor (a profile is not known by slot, and a
+// placer rarely asks twice).
 type placerPredictor struct {
 	m *memo
-	k float64
 }
 
-var _ placement.ItemPredictor = placerPredictor{}
+var (
+	_ placement.ItemPredictor = placerPredictor{}
+	_ placement.PairJudge     = placerPredictor{}
+)
 
 func (p placerPredictor) Slowdown(v, a *elastico.Profile) float64 {
 	m := p.m
 	if m.c == nil {
-		return p.k * m.p.Slowdown(v, a)
+		return m.p.Slowdown(v, a)
 	}
-	return p.k * m.ask(m.idOf(v), m.idOf(a), v, a)
+	return m.ask(m.idOf(v), m.idOf(a), v, a)
 }
 
 func (p placerPredictor) SlowdownItems(v, a int) float64 {
 	e := p.m.e
-	return p.k * p.m.slowdown(e.itemJob[v], e.itemFam[v], e.itemJob[a], e.itemFam[a])
+	return p.m.slowdown(e.itemJob[v], e.itemFam[v], e.itemJob[a], e.itemFam[a])
+}
+
+func (p placerPredictor) ExcessItems(a, b int) float64 {
+	e := p.m.e
+	return e.excess(e.itemJob[a], e.itemFam[a], e.itemJob[b], e.itemFam[b], e.lim)
 }
 
 // idOf returns the cache's number for the profile at p.
@@ -197,13 +204,14 @@ func (e *epoch) byGPU(off, res []int32, n int, gpusOf func(j int) []elastico.GPU
 
 func (e *epoch) on(g int32) []int32 { return e.resJobs[e.resOff[g]:e.resOff[g+1]] }
 
-// check fills e.viol with the ordered co-located pairs of r predicted above
-// tolerance, one per pair (on the first GPU they share), in a fixed order.
-// Two jobs that share the GPU as they did when the epoch began (both under
-// their running configurations) are held to τ's cap, e.tauKeep, not to
-// τ(t): τ(t) falls as the queue shrinks, and the job that shrank it by
-// starting would otherwise be split from its neighbour at the next epoch,
-// and started beside it again at the one after.
+// check fills e.viol with the co-located pairs of r the sharing rule says
+// may not share, one per pair (on the first GPU they share), in a fixed
+// order. Two jobs that share the GPU as they did when the epoch began (both
+// under their running configurations) are held to the rule's loosest form,
+// e.keep, not to the rule at today's queue: that rule tightens as the
+// queue shrinks, and the job that shrank it by starting would otherwise be
+// split from its neighbour at the next epoch, and started beside it again
+// at the one after.
 func (e *epoch) check(r *result) {
 	e.viol = e.viol[:0]
 	if !e.memo.on() {
@@ -222,27 +230,26 @@ func (e *epoch) check(r *result) {
 			}
 			cur := e.curRes[e.curOff[g]:e.curOff[g+1]]
 			sq := e.sq[e.sqOff[g]:]
+			n := len(cur)
 			for x, a := range cur {
-				for y, b := range cur {
-					if x != y && sq[x*len(cur)+y] > e.tauKeep {
-						e.viol = append(e.viol, violation{victim: a, aggressor: b, gpu: g, slowdown: sq[x*len(cur)+y], limit: e.tauKeep})
-					}
+				for y := x + 1; y < n; y++ {
+					b := cur[y]
+					e.judge(a, e.jobs[a].cur, b, e.jobs[b].cur, g, sq[x*n+y], sq[y*n+x], e.limKeep)
 				}
 			}
 			continue
 		}
-		for _, a := range on {
-			for _, b := range on {
-				if a == b || e.cfg.Pinned && e.asIs(r, a, g) && e.asIs(r, b, g) {
+		for x, a := range on {
+			for _, b := range on[x+1:] {
+				if e.cfg.Pinned && e.asIs(r, a, g) && e.asIs(r, b, g) {
 					continue
 				}
-				limit := e.tau
+				limit := e.lim
 				if e.sharedAsBefore(r, a, g) && e.sharedAsBefore(r, b, g) {
-					limit = e.tauKeep
+					limit = e.limKeep
 				}
-				if s := e.memo.slowdown(a, r.choice[a], b, r.choice[b]); s > limit {
-					e.viol = append(e.viol, violation{victim: a, aggressor: b, gpu: g, slowdown: s, limit: limit})
-				}
+				ka, kb := r.choice[a], r.choice[b]
+				e.judge(a, ka, b, kb, g, e.memo.slowdown(a, ka, b, kb), e.memo.slowdown(b, kb, a, ka), limit)
 			}
 		}
 	}
@@ -258,7 +265,7 @@ func (e *epoch) check(r *result) {
 	})
 }
 
-// resolve makes the best plan free of co-locations above tolerance: it
+// resolve makes the best plan free of co-locations the rule forbids: it
 // re-places with the violating pairs kept apart (up to resolveRounds
 // times, time allowing), then defers one job of every pair still left.
 func (e *epoch) resolve(ctx context.Context) error {
@@ -342,9 +349,9 @@ func (e *epoch) deferNewcomers(b *result) (putBack bool) {
 		}
 		gpu := e.gpuOf(v.gpu).ID
 		if d == v.victim {
-			b.reason[d] = fmt.Sprintf("its predicted slowdown beside job %q on GPU %s is %.3g, above the tolerance %.3g", e.jobs[v.aggressor].job.ID, gpu, v.slowdown, v.limit)
+			b.reason[d] = fmt.Sprintf("it may not share GPU %s with job %q: %s", gpu, e.jobs[v.aggressor].job.ID, v.lim.Why(v.sv, v.sa, v.cv, v.ca))
 		} else {
-			b.reason[d] = fmt.Sprintf("it would slow job %q on GPU %s by %.3g, above the tolerance %.3g", e.jobs[v.victim].job.ID, gpu, v.slowdown, v.limit)
+			b.reason[d] = fmt.Sprintf("it may not share GPU %s with job %q: %s", gpu, e.jobs[v.victim].job.ID, v.lim.Why(v.sa, v.sv, v.ca, v.cv))
 		}
 		b.code[d] = elastico.Interference
 		b.gpus[d] = nil
@@ -378,9 +385,40 @@ func (e *epoch) newcomer(r *result, v violation) int32 {
 }
 
 // loudPair reports whether job j under family index k and job x under kx
-// are predicted above limit on one GPU, either way round.
-func (e *epoch) loudPair(j, k, x, kx int32, limit float64) bool {
-	return e.memo.slowdown(j, k, x, kx) > limit || e.memo.slowdown(x, kx, j, k) > limit
+// may not share a GPU under rule l.
+func (e *epoch) loudPair(j, k, x, kx int32, l iac.Limit) bool {
+	return e.excess(j, k, x, kx, l) > 0
+}
+
+// excess is rule l's verdict on job j under family index k beside job x
+// under kx (iac.Limit.Excess, with each job's own limit): ≤ 0 when they
+// may share a GPU.
+func (e *epoch) excess(j, k, x, kx int32, l iac.Limit) float64 {
+	return l.Excess(e.memo.slowdown(j, k, x, kx), e.memo.slowdown(x, kx, j, k), e.capOf(j, k), e.capOf(x, kx))
+}
+
+// capOf is job j's own limit under family index k (iac.JobLimit): its
+// MaxSlowdown, and the slowdown that would take it below its floor.
+func (e *epoch) capOf(j, k int32) float64 {
+	job := e.jobs[j].job
+	if job.MaxSlowdown == 0 && job.Floor == 0 {
+		return math.Inf(1)
+	}
+	return iac.JobLimit(job, &job.Family[k])
+}
+
+// judge records in e.viol the pair of jobs a (under ka, slowed sa beside
+// b) and b (under kb, slowed sb) on GPU g if rule l says they may not
+// share it, the more slowed as the victim.
+func (e *epoch) judge(a, ka, b, kb, g int32, sa, sb float64, l iac.Limit) {
+	ca, cb := e.capOf(a, ka), e.capOf(b, kb)
+	if l.Excess(sa, sb, ca, cb) <= 0 {
+		return
+	}
+	if sb > sa {
+		a, b, sa, sb, ca, cb = b, a, sb, sa, cb, ca
+	}
+	e.viol = append(e.viol, violation{victim: a, aggressor: b, gpu: g, sv: sa, sa: sb, cv: ca, ca: cb, lim: l})
 }
 
 // sharedAsBefore reports whether running job j is on GPU g in plan r under

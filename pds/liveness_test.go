@@ -78,7 +78,7 @@ func TestIdleClusterMakesProgress(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkPlan(t, st, plan, loud, s.Config().Tolerance.Tau0*(1+s.Config().Tolerance.BetaMax))
+			checkPlan(t, st, plan, loud, s.Config().Sharing.Keep())
 			got := 0
 			for _, d := range plan.Decisions {
 				if d.Assignment != nil {

@@ -16,7 +16,7 @@ import (
 // configurations with their normalized goodput, total demand and Γ
 // (interference against its current co-runners, switching cost, learned
 // penalties); the capacity C_eff after the queue reservation (Eq. 12); and
-// the tolerance τ(t) from the queue pressure (Eq. 11).
+// the sharing rule in force at the queue pressure (iac.Sharing.At).
 func (e *epoch) buildMarket() {
 	st := e.st
 	n := len(st.Jobs)
@@ -91,13 +91,13 @@ func (e *epoch) buildMarket() {
 		}
 	}
 
-	// Queue pressure (Eq. 11) and tolerance.
+	// Queue pressure (Eq. 11) and the sharing rule in force.
 	e.q = queue.DominantShare(e.capacity)
 	if math.IsInf(e.q, 1) || math.IsNaN(e.q) {
 		e.q = math.MaxFloat64
 	}
-	e.tau = e.cfg.Tolerance.At(e.q)
-	e.tauKeep = max(e.tau, e.cfg.Tolerance.Max())
+	e.lim = e.cfg.Sharing.At(e.q)
+	e.limKeep = e.cfg.Sharing.Keep()
 
 	// Reservation (Eq. 12): γ·R_min of waiting jobs is held back from the
 	// market (C_eff = C − γ·Σ R_min), and admit spends it on the waiting
@@ -306,19 +306,19 @@ func (e *epoch) keepBonus(js *jobState, g float64) float64 {
 	return b
 }
 
-// nearTolerance is how close to τ (as a fraction of τ − 1) a running
-// pair's predicted slowdown must come before Γ prices the pair into every
+// nearTolerance is how close to the rule's bound (as a fraction of its
+// distance from 1) a running pair must come before Γ prices the pair into every
 // configuration of the job. Below it, a pair's other configurations are
 // left to the rounds' checks: pricing them all costs 2·K predictions per
 // co-located job, the largest cost of an epoch at scale.
 const nearTolerance = 0.8
 
-// interferencePenalties adds α·Σ max(0, Ŝ − τ), both ways round, to
-// every option of a running job, against each of its current co-runners
-// whose pair is near or above tolerance (once per pair, on the first GPU
-// the two share).
+// interferencePenalties adds α·max(0, excess) (the pair's distance
+// above the sharing rule, iac.Limit.Excess) to every option of a running
+// job, against each of its current co-runners whose pair is near or above
+// the rule (once per pair, on the first GPU the two share).
 func (e *epoch) interferencePenalties() {
-	near := 1 + nearTolerance*(e.tau-1)
+	near := -(1 - nearTolerance) * (e.lim.Bound() - 1)
 	for g := range int32(e.ngpu) {
 		on := e.curRes[e.curOff[g]:e.curOff[g+1]]
 		if len(on) < 2 {
@@ -329,7 +329,7 @@ func (e *epoch) interferencePenalties() {
 		for x, a := range on {
 			for y := x + 1; y < n; y++ {
 				b := on[y]
-				if sq[x*n+y] <= near && sq[y*n+x] <= near || e.sharedBefore(a, b, g) {
+				if e.lim.Excess(sq[x*n+y], sq[y*n+x], e.capOf(a, e.jobs[a].cur), e.capOf(b, e.jobs[b].cur)) <= near || e.sharedBefore(a, b, g) {
 					continue
 				}
 				e.pairPenalty(a, b)
@@ -356,8 +356,7 @@ func (e *epoch) pairPenalty(j, i int32) {
 	js, other := &e.jobs[j], &e.jobs[i]
 	for o := js.first; o < js.first+js.n; o++ {
 		k := e.optFam[o]
-		x := math.Max(0, e.memo.slowdown(j, k, i, other.cur)-e.tau) + math.Max(0, e.memo.slowdown(i, other.cur, j, k)-e.tau)
-		e.base[o] += e.cfg.Alpha * x
+		e.base[o] += e.cfg.Alpha * math.Max(0, e.excess(j, k, i, other.cur, e.lim))
 	}
 }
 

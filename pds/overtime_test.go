@@ -87,7 +87,7 @@ func overTime(t *testing.T, cfg Config, st *elastico.State, epochs int, weights 
 func TestStableOverTime(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	for trial := range 100 {
-		cfg := Config{Predictor: randomPredictor, Tolerance: iac.Tolerance{Tau0: 1.2}}
+		cfg := Config{Predictor: randomPredictor, Sharing: iac.PaperSharing(iac.Tolerance{Tau0: 1.2})}
 		s, _ := New(cfg)
 		st := stateOf(t, s, r, 1+r.IntN(5), 4+r.IntN(30))
 		t.Run(fmt.Sprint(trial), func(t *testing.T) { overTime(t, cfg, st, 12, true) })
@@ -107,6 +107,6 @@ func FuzzEpochOverTime(f *testing.F) {
 		if st.Validate() != nil {
 			return
 		}
-		overTime(t, Config{Predictor: randomPredictor, Tolerance: iac.Tolerance{Tau0: 1.2}}, st, 6, false)
+		overTime(t, Config{Predictor: randomPredictor, Sharing: iac.PaperSharing(iac.Tolerance{Tau0: 1.2})}, st, 6, false)
 	})
 }

@@ -2,6 +2,7 @@ package pds
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/iac"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -73,7 +75,7 @@ func TestKeptApart(t *testing.T) {
 	const n = 12
 	r := rand.New(rand.NewPCG(3, 4))
 	jobs := make([]elastico.Job, n)
-	e := &epoch{jobs: make([]jobState, n), tau: 1.2, apartFirst: make([]int32, n), apartLast: make([]int32, n)}
+	e := &epoch{jobs: make([]jobState, n), apartFirst: make([]int32, n), apartLast: make([]int32, n)}
 	for j := range jobs {
 		jobs[j].ID = fmt.Sprintf("j%d", j)
 		e.jobs[j].job = &jobs[j]
@@ -81,13 +83,14 @@ func TestKeptApart(t *testing.T) {
 	res := &result{choice: make([]int32, n)}
 	var want []avoidPair // as separate kept them: by a scan of every pair
 	for range 80 {
-		v := violation{victim: int32(r.IntN(n)), aggressor: int32(r.IntN(n)), slowdown: 1 + r.Float64()}
+		sv := 1.2 + r.Float64()
+		v := violation{victim: int32(r.IntN(n)), aggressor: int32(r.IntN(n)), sv: sv, sa: 1 + r.Float64()*(sv-1), cv: math.Inf(1), ca: math.Inf(1), lim: iac.MaxSlowdown(1.2)}
 		if v.victim == v.aggressor {
 			continue
 		}
 		res.choice[v.victim], res.choice[v.aggressor] = int32(r.IntN(2)), int32(r.IntN(2))
 		a, b := min(v.victim, v.aggressor), max(v.victim, v.aggressor)
-		p := avoidPair{a: a, b: b, ka: res.choice[a], kb: res.choice[b], v: v.victim, s: v.slowdown}
+		p := avoidPair{a: a, b: b, ka: res.choice[a], kb: res.choice[b], viol: v}
 		if !slices.ContainsFunc(want, func(q avoidPair) bool { return q.a == a && q.b == b && q.ka == p.ka && q.kb == p.kb }) {
 			want = append(want, p)
 		}
@@ -106,8 +109,11 @@ func TestKeptApart(t *testing.T) {
 		var b strings.Builder
 		for _, p := range want {
 			if (p.a == j || p.b == j) && e.inForce(p) {
-				victim, aggr := jobs[p.v].ID, jobs[p.a+p.b-p.v].ID
-				fmt.Fprintf(&b, "; kept apart from job %q (%s predicted %.3g× slower beside %s, tolerance %.3g)", jobs[p.a+p.b-j].ID, victim, p.s, aggr, e.tau)
+				mine, theirs := p.viol.sv, p.viol.sa
+				if p.viol.victim != j {
+					mine, theirs = theirs, mine
+				}
+				fmt.Fprintf(&b, "; kept apart from job %q (predicted %.3g× and %.3g× slower beside each other, above the tolerance 1.2)", jobs[p.a+p.b-j].ID, mine, theirs)
 			}
 		}
 		if strings.Count(b.String(), "kept apart") > 1 {

@@ -68,7 +68,7 @@ func TestPinned(t *testing.T) {
 			if diff := cmp.Diff(tt.wantActs, acts); diff != "" {
 				t.Errorf("actions (-want +got):\n%s", diff)
 			}
-			checkPinned(t, st, plan, pred, s.Config().Tolerance.Tau0)
+			checkPinned(t, st, plan, pred, s.Config().Sharing.Keep())
 		})
 	}
 }
@@ -81,7 +81,7 @@ func TestPinnedOnRandomStates(t *testing.T) {
 	tol := iac.Tolerance{Tau0: 1.2}
 	moves := 0
 	for trial := range 30 {
-		cfg := Config{Predictor: randomPredictor, Tolerance: tol, Clock: fixedClock()}
+		cfg := Config{Predictor: randomPredictor, Sharing: iac.PaperSharing(tol), Clock: fixedClock()}
 		switch trial % 3 {
 		case 1:
 			cfg.Ablation.NoReservation = true
@@ -104,7 +104,7 @@ func TestPinnedOnRandomStates(t *testing.T) {
 			if err != nil {
 				t.Fatalf("trial %d epoch %d: %v", trial, epoch, err)
 			}
-			checkPinned(t, st, plan, randomPredictor, tol.Tau0)
+			checkPinned(t, st, plan, randomPredictor, iac.MaxSlowdown(tol.Tau0))
 			if t.Failed() {
 				t.Fatalf("trial %d epoch %d failed", trial, epoch)
 			}
@@ -127,7 +127,7 @@ func TestPinnedOnRandomStates(t *testing.T) {
 // migrates,
 // and a pair predicted above tolerance may share a GPU only if both run
 // there as before.
-func checkPinned(t *testing.T, st *elastico.State, plan *elastico.Plan, pred elastico.Predictor, tau float64) {
+func checkPinned(t *testing.T, st *elastico.State, plan *elastico.Plan, pred elastico.Predictor, lim iac.Limit) {
 	t.Helper()
 	asIs := map[*elastico.Profile]bool{}
 	for i, d := range plan.Decisions {
@@ -157,7 +157,7 @@ func checkPinned(t *testing.T, st *elastico.State, plan *elastico.Plan, pred ela
 			t.Errorf("pinned plan acts: %v", a)
 		}
 	}
-	checkPlan(t, st, plan, tolerated{pred, asIs}, tau)
+	checkPlan(t, st, plan, tolerated{pred, asIs}, lim)
 }
 
 // tolerated answers 1 for a pair of profiles both of which run as before

@@ -144,20 +144,20 @@ func (e *epoch) fillFreed(b *result, acc *account, freed []elastico.GPURef, gang
 }
 
 // loudAt reports whether job j under family index k on GPUs gs would be
-// predicted above τ(t), either way round, beside a job plan b keeps there
-// (other than j) or one of fill.
+// beside a job plan b keeps there (other than j), or one of fill, that the
+// sharing rule says it may not share with.
 func (e *epoch) loudAt(b *result, j, k int32, gs []elastico.GPURef, fill []repackFill) bool {
 	if !e.memo.on() {
 		return false
 	}
 	for _, r := range gs {
 		for _, x := range e.on(e.global(r)) {
-			if x != j && slices.Contains(b.gpus[x], r) && e.loudPair(j, k, x, b.choice[x], e.tau) {
+			if x != j && slices.Contains(b.gpus[x], r) && e.loudPair(j, k, x, b.choice[x], e.lim) {
 				return true
 			}
 		}
 		for _, f := range fill {
-			if f.gpu == r && f.job != j && e.loudPair(j, k, f.job, f.k, e.tau) {
+			if f.gpu == r && f.job != j && e.loudPair(j, k, f.job, f.k, e.lim) {
 				return true
 			}
 		}

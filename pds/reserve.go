@@ -82,8 +82,8 @@ func (e *epoch) reserve() {
 // p.Demand.GPUs GPUs not yet held, each with the memory for a replica, on
 // one node (unless the job allows Spread) and with the fewest jobs on them
 // now; nil if there are none. fits reports whether the replicas have room
-// there now, beside quiet neighbours: a job predicted above τ(t) with one
-// of them waits for it to leave, as it waits for room (it displaces no one).
+// there now, beside quiet neighbours: a job the sharing rule forbids
+// beside one of them waits for it to leave, as it waits for room (it displaces no one).
 func (e *epoch) heldGPUs(j, k int32) (gs []elastico.GPURef, fits bool) {
 	job := e.jobs[j].job
 	spread := job.Spread
@@ -147,14 +147,14 @@ func (e *epoch) heldGPUs(j, k int32) (gs []elastico.GPURef, fits bool) {
 	return e.resvSlab[start:len(e.resvSlab):len(e.resvSlab)], fits
 }
 
-// loudOn reports whether job j under family index k would be predicted
-// above τ(t), either way round, beside a job that runs on GPU g now.
+// loudOn reports whether job j under family index k would be beside a job
+// that runs on GPU g now that the sharing rule says it may not share with.
 func (e *epoch) loudOn(g, j, k int32) bool {
 	if !e.memo.on() {
 		return false
 	}
 	for _, x := range e.curRes[e.curOff[g]:e.curOff[g+1]] {
-		if xs := &e.jobs[x]; xs.cur >= 0 && x != j && e.loudPair(j, k, x, xs.cur, e.tau) {
+		if xs := &e.jobs[x]; xs.cur >= 0 && x != j && e.loudPair(j, k, x, xs.cur, e.lim) {
 			return true
 		}
 	}

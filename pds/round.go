@@ -253,15 +253,11 @@ func (e *epoch) buildItems(fam func(int) int32) {
 			e.items[a].Avoid = append(e.items[a].Avoid, int(b))
 		}
 	}
-	// The default placer's MaxSlowdown is τ0; scaling its slowdowns by
-	// τ0/τ(t) moves that threshold to τ(t).
+	// The placer judges pairs by the rule in force this epoch
+	// (placement.PairJudge).
 	var pred elastico.Predictor
-	switch {
-	case e.s.pred == nil:
-	case e.s.ownPlacer && e.tau > e.cfg.Tolerance.Tau0:
-		pred = placerPredictor{&e.memo, e.cfg.Tolerance.Tau0 / e.tau}
-	default:
-		pred = placerPredictor{&e.memo, 1}
+	if e.s.pred != nil {
+		pred = placerPredictor{&e.memo}
 	}
 	cl := e.placeCl
 	if cl == nil {
@@ -300,10 +296,10 @@ func (e *epoch) takePlacement(r *result, m int) error {
 				r.code[j] = elastico.Interference
 				r.reason[j] += why
 			} else if e.s.ownPlacer && strings.HasPrefix(r.reason[j], placement.ReasonLoud) {
-				// The default placer's threshold is τ(t) (see buildItems).
+				// The placer judged by this epoch's rule (see buildItems).
 				r.code[j] = elastico.Interference
 				if loud == "" {
-					loud = fmt.Sprintf("%s%.3g× (its tolerance τ(t)): it or a resident would slow above that", placement.ReasonLoud, e.tau)
+					loud = placement.ReasonLoud + e.lim.String()
 				}
 				r.reason[j] = loud
 			}

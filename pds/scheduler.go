@@ -27,9 +27,9 @@ type Scheduler struct {
 	// own.
 	mu    sync.Mutex
 	spare *epoch
-	// ownPlacer: the placer is the default one New built, whose
-	// MaxSlowdown is Tolerance.Tau0; first places the first round (the
-	// same placer unless ownPlacer).
+	// ownPlacer: the placer is the default one New built, which judges
+	// pairs by placerPredictor; first places the first round (the same
+	// placer unless ownPlacer).
 	ownPlacer bool
 	first     elastico.Placer
 }
@@ -56,17 +56,17 @@ func New(cfg Config) (*Scheduler, error) {
 	s.first = s.placer
 	if s.placer == nil {
 		s.ownPlacer = true
-		// The default placer keeps jobs off GPUs whose residents are
-		// predicted to interfere above its MaxSlowdown, τ0 (moved to τ(t)
-		// every epoch, see buildItems), so that later rounds make few new
+		// The default placer keeps jobs off GPUs whose residents the
+		// sharing rule says they may not share with (by the rule in force
+		// each epoch, see buildItems), so that later rounds make few new
 		// violations. In the first round such a GPU is a last resort
 		// instead: a violation found there is what makes the market
 		// reshape the job that causes it (Algorithm 1's penalties), where a
 		// refusal would only leave its neighbour waiting.
-		if s.placer, err = placement.New(placement.Config{MaxSlowdown: c.Tolerance.Tau0, LoudProbes: c.LoudProbes}); err != nil {
+		if s.placer, err = placement.New(placement.Config{LoudProbes: c.LoudProbes}); err != nil {
 			return nil, fmt.Errorf("pds: default placer: %w", err)
 		}
-		if s.first, err = placement.New(placement.Config{MaxSlowdown: c.Tolerance.Tau0, LoudLastResort: true, LoudProbes: c.LoudProbes}); err != nil {
+		if s.first, err = placement.New(placement.Config{LoudLastResort: true, LoudProbes: c.LoudProbes}); err != nil {
 			return nil, fmt.Errorf("pds: default placer: %w", err)
 		}
 	}
@@ -92,7 +92,7 @@ func (s *Scheduler) Config() Config { return s.cfg }
 // If ctx's deadline passes, Epoch stops at the next phase boundary and
 // returns the best feasible plan found so far with Stats.Truncated set (at
 // worst: every running job where it is, minus any that the State itself
-// over-commits or co-locates above tolerance), and no error. Any other
+// over-commits or co-locates a pair the sharing rule forbids), and no error. Any other
 // failure of a component (a PriceSolver or Placer error) is returned.
 func (s *Scheduler) Epoch(ctx context.Context, st *elastico.State) (*elastico.Plan, error) {
 	start := s.cfg.Clock()

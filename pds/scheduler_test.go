@@ -27,7 +27,7 @@ func TestNewDefaults(t *testing.T) {
 	}
 	c := s.Config()
 	want := Config{
-		Tolerance: iac.DefaultTolerance, Reservation: DefaultReservation, Alpha: DefaultAlpha,
+		Sharing: iac.DefaultSharing, Reservation: DefaultReservation, Alpha: DefaultAlpha,
 		SwitchingCost: DefaultSwitchingCost, Delta: DefaultDelta, Rounds: DefaultRounds, PenaltyDecay: DefaultPenaltyDecay,
 		RestartTime: DefaultRestartTime, Horizon: DefaultHorizon, MinRunTime: DefaultMinRunTime, ReserveAfter: DefaultReserveAfter,
 		LoudProbes: placement.DefaultLoudProbes,
@@ -63,8 +63,10 @@ func TestNewRejects(t *testing.T) {
 		{"negative loud probes", Config{LoudProbes: -1}, "LoudProbes"},
 		{"too many loud probes", Config{LoudProbes: placement.MaxLoudProbes + 1}, "LoudProbes"},
 		{"loud probes with a custom placer", Config{LoudProbes: 4, Placer: custom}, "LoudProbes"},
-		{"tolerance below one", Config{Tolerance: iac.Tolerance{Tau0: 0.9}}, "Tau0"},
-		{"NaN beta", Config{Tolerance: iac.Tolerance{Tau0: 1.1, Beta: math.NaN()}}, "Beta"},
+		{"tolerance below one", Config{Sharing: iac.PaperSharing(iac.Tolerance{Tau0: 0.9})}, "Tau0"},
+		{"NaN beta", Config{Sharing: iac.PaperSharing(iac.Tolerance{Tau0: 1.1, Beta: math.NaN()})}, "Beta"},
+		{"negative margin", Config{Sharing: iac.Sharing{Margin: -0.1}}, "Margin"},
+		{"quiet below one", Config{Sharing: iac.Sharing{Quiet: 0.5}}, "Quiet"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,7 +128,7 @@ func TestEpochGuarantees(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	tol := iac.Tolerance{Tau0: 1.2} // β = 0: τ is τ0 whatever the queue
 	for trial := range 40 {
-		cfg := Config{Predictor: randomPredictor, Tolerance: tol, Clock: fixedClock()}
+		cfg := Config{Predictor: randomPredictor, Sharing: iac.PaperSharing(tol), Clock: fixedClock()}
 		switch trial % 4 {
 		case 1:
 			cfg.Rounds = 1
@@ -145,7 +147,7 @@ func TestEpochGuarantees(t *testing.T) {
 			if err != nil {
 				t.Fatalf("trial %d epoch %d: %v", trial, epoch, err)
 			}
-			checkPlan(t, st, plan, randomPredictor, tol.Tau0)
+			checkPlan(t, st, plan, randomPredictor, iac.MaxSlowdown(tol.Tau0))
 			if t.Failed() {
 				t.Fatalf("trial %d epoch %d failed", trial, epoch)
 			}
@@ -245,7 +247,7 @@ func TestEpochFloors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkPlan(t, st, plan, nil, 0)
+	checkPlan(t, st, plan, nil, iac.Limit{})
 	got := map[string]int{}
 	for _, d := range plan.Decisions {
 		if d.Assignment != nil {
@@ -335,7 +337,7 @@ func TestEpochDeadline(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	// Without reservations: a held job that starts where it fits changes
 	// which pairs round 1 finds, and this State must have some.
-	cfg := Config{Predictor: randomPredictor, Tolerance: iac.Tolerance{Tau0: 1.1}, ReserveAfter: -1}
+	cfg := Config{Predictor: randomPredictor, Sharing: iac.PaperSharing(iac.Tolerance{Tau0: 1.1}), ReserveAfter: -1}
 	base, _ := New(cfg)
 	st := stateOf(t, base, r, 4, 30)
 	// Every pair of llama jobs interferes (1.4 > 1.1): the first round
@@ -353,7 +355,7 @@ func TestEpochDeadline(t *testing.T) {
 		if !plan.Stats.Truncated || plan.Stats.Rounds != rounds {
 			t.Errorf("%s: Truncated %v after %d rounds, want true after %d", name, plan.Stats.Truncated, plan.Stats.Rounds, rounds)
 		}
-		checkPlan(t, st, plan, randomPredictor, 1.1)
+		checkPlan(t, st, plan, randomPredictor, iac.MaxSlowdown(1.1))
 		if rounds == 0 {
 			// Nothing was decided: every job keeps what it has.
 			for i, d := range plan.Decisions {
@@ -368,7 +370,7 @@ func TestEpochDeadline(t *testing.T) {
 	// them but the market's construction, so the deadline passes there or
 	// during them, and no round completes either way.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	s, _ := New(Config{PriceSolver: &stallSolver{PriceSolver: base.solver, stallFrom: 1, expire: func() {}}, Predictor: cfg.Predictor, Tolerance: cfg.Tolerance})
+	s, _ := New(Config{PriceSolver: &stallSolver{PriceSolver: base.solver, stallFrom: 1, expire: func() {}}, Predictor: cfg.Predictor, Sharing: cfg.Sharing})
 	begin := time.Now()
 	plan, err := s.Epoch(ctx, st)
 	cancel()
@@ -381,9 +383,9 @@ func TestEpochDeadline(t *testing.T) {
 	// before it make the plan.
 	for _, stallFrom := range []int{1, 2} {
 		ctx := newExpiring()
-		pl, _ := placement.New(placement.Config{MaxSlowdown: 1.1, LoudLastResort: true})
+		pl, _ := placement.New(placement.Config{Sharing: iac.MaxSlowdown(1.1), LoudLastResort: true})
 		stall := &stallPlacer{Placer: pl, stallFrom: stallFrom, expire: ctx.expire}
-		s, _ := New(Config{Placer: stall, Predictor: cfg.Predictor, Tolerance: cfg.Tolerance, ReserveAfter: cfg.ReserveAfter})
+		s, _ := New(Config{Placer: stall, Predictor: cfg.Predictor, Sharing: cfg.Sharing, ReserveAfter: cfg.ReserveAfter})
 		plan, err := s.Epoch(ctx, st)
 		if el := time.Since(stall.expired); el > 5*time.Second {
 			t.Errorf("placement of round %d stalls: Epoch returned %v after the deadline", stallFrom, el)
@@ -398,7 +400,7 @@ func TestEpochDeadline(t *testing.T) {
 	if err != nil || !plan.Stats.Truncated || plan.Stats.Rounds != 0 {
 		t.Fatalf("cancelled context: %v, %+v", err, plan)
 	}
-	checkPlan(t, st, plan, randomPredictor, 1.1)
+	checkPlan(t, st, plan, randomPredictor, iac.MaxSlowdown(1.1))
 	if len(plan.Actions) != 0 {
 		for _, a := range plan.Actions {
 			if a.Kind != elastico.Preempt {
@@ -446,7 +448,7 @@ func TestEpochReshapeThatDoesNotFitKeepsTheJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkPlan(t, st, plan, nil, 0)
+	checkPlan(t, st, plan, nil, iac.Limit{})
 	got, acts := outcome(plan)
 	want := map[string]string{"a": "small@g0", "b": "only@g0", "c": "only@g1"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -489,7 +491,7 @@ func TestEpochAdaptiveTolerance(t *testing.T) {
 					Demand: elastico.Demand{GPUs: 1, SM: 0.9, GPUMemory: 35, CPU: 1, RAM: 4}, Throughput: 1}}})
 			}
 			pred := tablePredictor{"y|x": tt.slowdown}
-			s, _ := New(Config{Predictor: pred})
+			s, _ := New(Config{Predictor: pred, Sharing: iac.PaperSharing(iac.DefaultTolerance)})
 			plan, err := s.Epoch(context.Background(), st)
 			if err != nil {
 				t.Fatal(err)
@@ -522,7 +524,8 @@ func TestEpochLocalRound(t *testing.T) {
 	st, pred := scenarioState(t, "interference-reshaped")
 	def, _ := New(Config{})
 	solver := &countingSolver{PriceSolver: def.solver}
-	s, _ := New(Config{PriceSolver: solver, Predictor: pred})
+	paper := iac.PaperSharing(iac.DefaultTolerance) // the scenario's rule
+	s, _ := New(Config{PriceSolver: solver, Predictor: pred, Sharing: paper})
 	plan, err := s.Epoch(context.Background(), st)
 	if err != nil {
 		t.Fatal(err)
@@ -540,7 +543,7 @@ func TestEpochLocalRound(t *testing.T) {
 	st.Jobs[1].Running = &elastico.Assignment{ConfigID: "kv30", GPUs: []string{"g0"}}
 	pred = tablePredictor{"x/fast|y": 1.8, "x/lean|y": 1.5}
 	solver = &countingSolver{PriceSolver: def.solver}
-	s, _ = New(Config{PriceSolver: solver, Predictor: pred})
+	s, _ = New(Config{PriceSolver: solver, Predictor: pred, Sharing: paper})
 	plan, err = s.Epoch(context.Background(), st)
 	if err != nil {
 		t.Fatal(err)
@@ -548,7 +551,7 @@ func TestEpochLocalRound(t *testing.T) {
 	if plan.Stats.Rounds != 3 || solver.calls != 2 {
 		t.Errorf("rounds %d, price solver called %d times; want 3 rounds (full, local, full), 2 calls", plan.Stats.Rounds, solver.calls)
 	}
-	checkPlan(t, st, plan, pred, s.Config().Tolerance.Tau0)
+	checkPlan(t, st, plan, pred, s.Config().Sharing.Keep())
 }
 
 // TestEpochLargeStateSameOnOneCore: a State large enough for Epoch to

@@ -1,7 +1,7 @@
 package pds
 
 // score rates a result: the value Σ w·G̃ of the jobs it runs, less, for
-// each pair predicted above tolerance, the value of the lesser job (what
+// each pair the sharing rule forbids, the value of the lesser job (what
 // resolving it by deferral would cost).
 func (e *epoch) score(r *result) float64 {
 	v := 0.0

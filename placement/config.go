@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/elastico/elastico/iac"
 )
 
 // Defaults and valid ranges of Config.
@@ -45,13 +47,16 @@ type Config struct {
 	// slowdown. Zero: DefaultTieCandidates; valid range [1,
 	// MaxTieCandidates].
 	TieCandidates int
-	// MaxSlowdown, when positive and the request has a Predictor, keeps an
-	// item off a GPU where it or a resident is predicted to slow above it
-	// ("loud" neighbours): the item goes elsewhere, or waits with a reason
-	// that says so. The search for a quiet GPU is bounded by LoudProbes.
-	// Zero: no limit (the predictor only breaks ties). Valid range: 0 or
-	// [1, +Inf).
-	MaxSlowdown float64
+	// Sharing, when set and the request has a Predictor, keeps an item off
+	// a GPU beside a resident the rule says it may not share with ("loud"
+	// neighbours; iac.Limit.Excess above 0, with each job's own limit,
+	// iac.JobLimit): the item goes elsewhere, or waits with a reason that
+	// says so. The search for a quiet GPU is bounded by LoudProbes. A
+	// request whose Predictor is a PairJudge is judged by it instead.
+	// Zero: no rule (the predictor only breaks ties). For example
+	// iac.MaxSlowdown(1/0.9), or iac.DefaultSharing.At(q) at the queue
+	// pressure q a host knows.
+	Sharing iac.Limit
 	// LoudProbes is how many GPUs with loud neighbours (nodes, for a gang)
 	// a search predicts for before it looks only at empty GPUs; a Quiet
 	// item probes an eighth as many, at least one. A wider search packs
@@ -76,8 +81,6 @@ func (c Config) withDefaults() (Config, error) {
 		return c, bad("MaxJobsPerGPU", c.MaxJobsPerGPU, fmt.Sprintf("[1, %d] (0 for the default)", MaxMaxJobsPerGPU))
 	case c.TieCandidates < 0 || c.TieCandidates > MaxTieCandidates:
 		return c, bad("TieCandidates", c.TieCandidates, fmt.Sprintf("[1, %d] (0 for the default)", MaxTieCandidates))
-	case math.IsNaN(c.MaxSlowdown) || c.MaxSlowdown < 0 || (c.MaxSlowdown > 0 && c.MaxSlowdown < 1):
-		return c, bad("MaxSlowdown", c.MaxSlowdown, "0 (no limit) or a slowdown ≥ 1")
 	case c.LoudProbes < 0 || c.LoudProbes > MaxLoudProbes:
 		return c, bad("LoudProbes", c.LoudProbes, fmt.Sprintf("[1, %d] (0 for the default)", MaxLoudProbes))
 	}

@@ -18,11 +18,13 @@
 // least memory, then SM share, free. Placement is sticky: first the items
 // that run now and can stay on their GPUs, then those that run but must
 // move (their own GPUs first), then the waiting ones. GPUs whose free capacity
-// falls in the same bucket are ties, broken by the lowest predicted slowdown
-// against the GPU's residents when the request carries a Predictor.
+// falls in the same bucket are ties, broken by the quietest pair with the
+// GPU's residents (by the sharing rule; without one, the lowest predicted
+// slowdown) when the request carries a Predictor.
 //
-// With [Config.MaxSlowdown] and a Predictor, GPUs beside a resident
-// predicted to interfere above it ("loud") are passed over, or taken only as
+// With a sharing rule ([Config.Sharing], an iac.Limit, or a Predictor that
+// is a [PairJudge]), GPUs beside a resident the rule says an item may not
+// share with ("loud") are passed over, or taken only as
 // a last resort with [Config.LoudLastResort] (never for an item marked
 // Quiet). The search for a quiet GPU is bounded: after [Config.LoudProbes]
 // loud GPUs (nodes, for a gang; an eighth as many for a Quiet item, one

@@ -6,8 +6,8 @@ import (
 )
 
 // ReasonLoud begins the reason of an item that waits because every GPU
-// with room has a neighbour predicted above MaxSlowdown.
-const ReasonLoud = "every GPU with room has a neighbour predicted above "
+// with room has a neighbour the sharing rule says it may not share with.
+const ReasonLoud = "every GPU with room has a neighbour it may not share with: the rule allows "
 
 // why records why item it found no room, in w.rbuf: the reasons of a
 // call are formatted into one buffer that becomes one string (thousands of
@@ -43,8 +43,11 @@ func (w *work) why(it int32, avoided bool) {
 		b = append(b, "every GPU with room holds a job it must not share a GPU with"...)
 	case w.loud:
 		b = append(b, ReasonLoud...)
-		b = strconv.AppendFloat(b, w.cfg.MaxSlowdown, 'g', 3, 64)
-		b = append(b, "× (it or a resident would slow above that)"...)
+		if _, ok := w.req.Predictor.(PairJudge); ok {
+			b = append(b, "what the request's judge allows"...)
+		} else {
+			b = append(b, w.cfg.Sharing.String()...)
+		}
 	case d.GPUs == 1 || item.Job.Spread:
 		if d.GPUs == 1 {
 			b = append(b, "no GPU has "...)

@@ -147,22 +147,22 @@ func (w *work) tryNode(it int32, n int32, d *elastico.Demand, emptyOnly bool, av
 				break
 			}
 		}
-		cands = append(cands, cand{g: g, current: cur, cell: w.gpus[g].cell, score: w.score(g, d), slowdown: 1, seq: g})
+		cands = append(cands, cand{g: g, current: cur, cell: w.gpus[g].cell, score: w.score(g, d), loudness: math.Inf(-1), seq: g})
 	}
 	w.cands = cands
 	if len(cands) < need {
 		return false, false
 	}
-	limit := w.cfg.MaxSlowdown > 0 && w.req.Predictor != nil
+	limit := w.judging()
 	lastResort := w.lastResort(it)
-	// Every slowdown 1 for now: this orders by current, cell, score.
+	// Every loudness -Inf for now: this orders by current, cell, score.
 	slices.SortFunc(cands, candCmp)
 	if w.req.Predictor != nil && (len(cands) > need || (limit && !lastResort)) {
-		// A quiet GPU's slowdown is exact whatever the stop; a loud
-		// one's is only known to exceed MaxSlowdown.
+		// A quiet GPU's loudness is exact whatever the stop; a loud
+		// one's is only known to exceed 0.
 		stop := math.Inf(1)
 		if limit {
-			stop = w.cfg.MaxSlowdown
+			stop = 0
 		}
 		quiet, i := 0, 0
 		for i < len(cands) && quiet < need {
@@ -176,8 +176,8 @@ func (w *work) tryNode(it int32, n int32, d *elastico.Demand, emptyOnly bool, av
 			}
 			for k := i; k < j; k++ {
 				if w.gpus[cands[k].g].n > 0 {
-					cands[k].slowdown = w.slowdownAbove(it, cands[k].g, stop)
-					cands[k].loud = limit && cands[k].slowdown > w.cfg.MaxSlowdown
+					cands[k].loudness = w.loudnessAbove(it, cands[k].g, stop)
+					cands[k].loud = limit && cands[k].loudness > 0
 				}
 				if !cands[k].loud {
 					quiet++
@@ -194,10 +194,10 @@ func (w *work) tryNode(it int32, n int32, d *elastico.Demand, emptyOnly bool, av
 				return false, true
 			}
 			// The loud GPUs as a last resort, the quietest first: their
-			// slowdowns in full.
+			// loudness in full.
 			for k := range cands {
 				if cands[k].loud {
-					cands[k].slowdown = w.slowdown(it, cands[k].g)
+					cands[k].loudness = w.loudness(it, cands[k].g)
 				}
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/iac"
 	gocmp "github.com/google/go-cmp/cmp"
 )
 
@@ -142,12 +143,12 @@ func checkInvariants(t *testing.T, cfg Config, req *elastico.PlacementRequest, o
 	}
 	loud := func(i int, g elastico.GPURef) bool {
 		a := gpus[g]
-		if a == nil || req.Predictor == nil || cfg.MaxSlowdown == 0 {
+		if a == nil || req.Predictor == nil || !cfg.Sharing.On() {
 			return false
 		}
 		for _, r := range a.jobs {
 			p, q := req.Items[i].Profile, req.Items[r].Profile
-			if req.Predictor.Slowdown(p, q) > cfg.MaxSlowdown || req.Predictor.Slowdown(q, p) > cfg.MaxSlowdown {
+			if !cfg.Sharing.Allows(req.Predictor.Slowdown(p, q), req.Predictor.Slowdown(q, p), iac.JobLimit(req.Items[i].Job, p), iac.JobLimit(req.Items[r].Job, q)) {
 				return true
 			}
 		}
@@ -212,7 +213,7 @@ func TestNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{Oversubscription: 1, MaxJobsPerGPU: 2, TieCandidates: 4, LoudProbes: 8}
-	if diff := gocmp.Diff(want, p.Config()); diff != "" {
+	if diff := gocmp.Diff(want, p.Config(), gocmp.AllowUnexported(iac.Limit{})); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
 	tests := []struct {
@@ -226,8 +227,6 @@ func TestNew(t *testing.T) {
 		{"negative max jobs", Config{MaxJobsPerGPU: -1}, "MaxJobsPerGPU"},
 		{"too many jobs", Config{MaxJobsPerGPU: 65}, "MaxJobsPerGPU"},
 		{"negative ties", Config{TieCandidates: -2}, "TieCandidates"},
-		{"max slowdown below one", Config{MaxSlowdown: 0.5}, "MaxSlowdown"},
-		{"NaN max slowdown", Config{MaxSlowdown: math.NaN()}, "MaxSlowdown"},
 		{"negative loud probes", Config{LoudProbes: -1}, "LoudProbes"},
 		{"too many loud probes", Config{LoudProbes: MaxLoudProbes + 1}, "LoudProbes"},
 	}
@@ -427,8 +426,8 @@ func TestPlace(t *testing.T) {
 			wantGPUs: [][]elastico.GPURef{{ref(0, 1)}, {ref(0, 0)}, {ref(0, 0)}},
 		},
 		{
-			name:    "MaxSlowdown: a loud neighbour is passed over for an empty GPU",
-			cfg:     Config{MaxSlowdown: 1.2},
+			name:    "Sharing: a loud neighbour is passed over for an empty GPU",
+			cfg:     Config{Sharing: iac.MaxSlowdown(1.2)},
 			cluster: cluster(1, 2, 16, true, 32, 256),
 			items: func() []elastico.PlacementItem {
 				loud, x := item("loud", 1, 0.4, 4), item("x", 1, 0.4, 4)
@@ -439,7 +438,7 @@ func TestPlace(t *testing.T) {
 			wantGPUs:  [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 1)}},
 		},
 		{
-			name:    "without MaxSlowdown best fit shares the loud GPU",
+			name:    "without a sharing rule best fit shares the loud GPU",
 			cluster: cluster(1, 2, 16, true, 32, 256),
 			items: func() []elastico.PlacementItem {
 				loud, x := item("loud", 1, 0.4, 4), item("x", 1, 0.4, 4)
@@ -451,7 +450,7 @@ func TestPlace(t *testing.T) {
 		},
 		{
 			name:    "LoudLastResort: the loud GPU rather than nothing",
-			cfg:     Config{MaxSlowdown: 1.2, LoudLastResort: true},
+			cfg:     Config{Sharing: iac.MaxSlowdown(1.2), LoudLastResort: true},
 			cluster: cluster(1, 1, 16, true, 32, 256),
 			items: func() []elastico.PlacementItem {
 				loud, x := item("loud", 1, 0.4, 4), item("x", 1, 0.4, 4)
@@ -463,18 +462,18 @@ func TestPlace(t *testing.T) {
 		},
 		{
 			name:    "LoudProbes: the search stops at the first loud GPU",
-			cfg:     Config{MaxSlowdown: 1.2, LoudProbes: 1},
+			cfg:     Config{Sharing: iac.MaxSlowdown(1.2), LoudProbes: 1},
 			cluster: cluster(1, 3, 16, true, 32, 256),
 			items:   loudThenQuiet(),
 			// Best fit tries g0 (loud) first; with one probe it then
 			// looks only for empty GPUs, and there are none.
 			predictor:   fakePredictor{"x|r0": 1.6, "x|r1": 1.6},
 			wantGPUs:    [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 1)}, {ref(0, 2)}, nil},
-			wantReasons: []string{"", "", "", ReasonLoud + "1.2×"},
+			wantReasons: []string{"", "", "", ReasonLoud + "pairs within 1.2×"},
 		},
 		{
 			name:      "LoudProbes: a wider search finds the quiet GPU behind two loud ones",
-			cfg:       Config{MaxSlowdown: 1.2, LoudProbes: 3},
+			cfg:       Config{Sharing: iac.MaxSlowdown(1.2), LoudProbes: 3},
 			cluster:   cluster(1, 3, 16, true, 32, 256),
 			items:     loudThenQuiet(),
 			predictor: fakePredictor{"x|r0": 1.6, "x|r1": 1.6},
@@ -482,7 +481,7 @@ func TestPlace(t *testing.T) {
 		},
 		{
 			name:    "LoudLastResort: a Quiet item waits rather than take the loud GPU",
-			cfg:     Config{MaxSlowdown: 1.2, LoudLastResort: true},
+			cfg:     Config{Sharing: iac.MaxSlowdown(1.2), LoudLastResort: true},
 			cluster: cluster(1, 1, 16, true, 32, 256),
 			items: func() []elastico.PlacementItem {
 				loud, x := item("loud", 1, 0.4, 4), item("x", 1, 0.4, 4)
@@ -492,11 +491,11 @@ func TestPlace(t *testing.T) {
 			}(),
 			predictor:   fakePredictor{"loud|x": 1.6},
 			wantGPUs:    [][]elastico.GPURef{{ref(0, 0)}, nil},
-			wantReasons: []string{"", ReasonLoud + "1.2×"},
+			wantReasons: []string{"", ReasonLoud + "pairs within 1.2×"},
 		},
 		{
 			name:    "LoudLastResort: a Quiet gang waits rather than take a loud GPU",
-			cfg:     Config{MaxSlowdown: 1.2, LoudLastResort: true},
+			cfg:     Config{Sharing: iac.MaxSlowdown(1.2), LoudLastResort: true},
 			cluster: cluster(1, 2, 16, true, 32, 256),
 			items: func() []elastico.PlacementItem {
 				loud, g := item("loud", 1, 0.4, 4), item("g", 2, 0.4, 4)
@@ -506,11 +505,11 @@ func TestPlace(t *testing.T) {
 			}(),
 			predictor:   fakePredictor{"g|loud": 1.6},
 			wantGPUs:    [][]elastico.GPURef{{ref(0, 0)}, nil},
-			wantReasons: []string{"", ReasonLoud + "1.2×"},
+			wantReasons: []string{"", ReasonLoud + "pairs within 1.2×"},
 		},
 		{
-			name:    "MaxSlowdown: nothing rather than the loud GPU",
-			cfg:     Config{MaxSlowdown: 1.2},
+			name:    "Sharing: nothing rather than the loud GPU",
+			cfg:     Config{Sharing: iac.MaxSlowdown(1.2)},
 			cluster: cluster(1, 1, 16, true, 32, 256),
 			items: func() []elastico.PlacementItem {
 				loud, x := item("loud", 1, 0.4, 4), item("x", 1, 0.4, 4)
@@ -519,11 +518,11 @@ func TestPlace(t *testing.T) {
 			}(),
 			predictor:   fakePredictor{"loud|x": 1.6},
 			wantGPUs:    [][]elastico.GPURef{{ref(0, 0)}, nil},
-			wantReasons: []string{"", ReasonLoud + "1.2×"},
+			wantReasons: []string{"", ReasonLoud + "pairs within 1.2×"},
 		},
 		{
-			name:    "MaxSlowdown: a gang prefers quiet GPUs on its node",
-			cfg:     Config{MaxSlowdown: 1.2},
+			name:    "Sharing: a gang prefers quiet GPUs on its node",
+			cfg:     Config{Sharing: iac.MaxSlowdown(1.2)},
 			cluster: cluster(1, 3, 16, true, 32, 256),
 			items: func() []elastico.PlacementItem {
 				loud, g := item("loud", 1, 0.4, 4), item("g", 2, 0.4, 4)
@@ -666,7 +665,7 @@ func randomRequest(r *rand.Rand, nodes, items int) *elastico.PlacementRequest {
 func TestPlaceRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for trial := range 200 {
-		cfg := Config{MaxJobsPerGPU: 1 + r.IntN(4), Oversubscription: []float64{0, 1, 1.5}[r.IntN(3)], MaxSlowdown: []float64{0, 1.1}[r.IntN(2)]}
+		cfg := Config{MaxJobsPerGPU: 1 + r.IntN(4), Oversubscription: []float64{0, 1, 1.5}[r.IntN(3)], Sharing: []iac.Limit{{}, iac.MaxSlowdown(1.1)}[r.IntN(2)]}
 		p, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -804,7 +803,7 @@ func TestItemPredictor(t *testing.T) {
 	table := fakePredictor{"j1|j2": 1.5, "j3|j1": 1.2, "j2|j4": 1.3, "j5|j0": 2}
 	asked := 0
 	for trial := range 100 {
-		cfg := Config{MaxJobsPerGPU: 1 + r.IntN(3), MaxSlowdown: []float64{0, 1.1}[r.IntN(2)]}
+		cfg := Config{MaxJobsPerGPU: 1 + r.IntN(3), Sharing: []iac.Limit{{}, iac.MaxSlowdown(1.1)}[r.IntN(2)]}
 		p, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)

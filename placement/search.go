@@ -10,10 +10,10 @@ type cand struct {
 	g        int32
 	current  bool
 	cell     int32
-	slowdown float64
+	loudness float64 // iac.Limit.Excess against the residents; -Inf on an empty GPU
 	score    float64
 	seq      int32 // the last tie-break: scan order
-	loud     bool  // a neighbour is predicted above MaxSlowdown
+	loud     bool  // a neighbour it may not share with (loudness > 0)
 }
 
 // findOne returns the best GPU for one replica of item it, or -1; avoided
@@ -62,13 +62,13 @@ func (w *work) maxLoud(it int32) int {
 }
 
 // findOnePass returns the best GPU for one replica (or -1), and the
-// quietest GPU it passed over for a neighbour predicted above
-// MaxSlowdown (or -1), to fall back on.
+// quietest GPU it passed over for a neighbour it may not share with (or
+// -1), to fall back on.
 func (w *work) findOnePass(it int32, d *elastico.Demand, capped bool) (best, fallback int32, avoided, skipped bool) {
 	c := w.cursor(d, capped)
 	cands := w.cands[:0]
 	firstCell := -1
-	limit := w.cfg.MaxSlowdown > 0 && w.req.Predictor != nil
+	limit := w.judging()
 	lastResort := w.lastResort(it)
 	fallback, fallbackS := int32(-1), math.Inf(1)
 	rejected, after := 0, 0
@@ -98,19 +98,19 @@ func (w *work) findOnePass(it int32, d *elastico.Demand, capped bool) (best, fal
 			avoided = true
 			continue
 		}
-		s := 0.0 // not predicted yet
+		s := math.NaN() // not predicted yet
 		if w.gpus[g].n == 0 {
-			s = 1
+			s = math.Inf(-1)
 		} else if limit {
 			if rejected >= maxLoud {
 				continue
 			}
 			// Loud, and no quieter than the fallback: nothing more to know.
-			stop := w.cfg.MaxSlowdown
+			stop := 0.0
 			if lastResort {
 				stop = max(stop, fallbackS)
 			}
-			if s = w.slowdownAbove(it, g, stop); s > w.cfg.MaxSlowdown {
+			if s = w.loudnessAbove(it, g, stop); s > 0 {
 				rejected++
 				w.loud = true
 				if s < fallbackS {
@@ -120,7 +120,7 @@ func (w *work) findOnePass(it int32, d *elastico.Demand, capped bool) (best, fal
 			}
 		}
 		firstCell = cell
-		cands = append(cands, cand{g: g, score: w.score(g, d), slowdown: s, seq: int32(len(cands))})
+		cands = append(cands, cand{g: g, score: w.score(g, d), loudness: s, seq: int32(len(cands))})
 		if len(cands) == w.cfg.TieCandidates {
 			break
 		}
@@ -133,10 +133,10 @@ func (w *work) findOnePass(it int32, d *elastico.Demand, capped bool) (best, fal
 		return -1, fallback, avoided, c.skipped
 	}
 	for k := range cands {
-		if cands[k].slowdown == 0 {
-			cands[k].slowdown = 1
+		if math.IsNaN(cands[k].loudness) {
+			cands[k].loudness = math.Inf(-1)
 			if len(cands) > 1 && w.req.Predictor != nil {
-				cands[k].slowdown = w.slowdown(it, cands[k].g)
+				cands[k].loudness = w.loudness(it, cands[k].g)
 			}
 		}
 	}
@@ -159,8 +159,8 @@ func candLess(a, b *cand) bool {
 	if a.cell != b.cell {
 		return a.cell < b.cell
 	}
-	if a.slowdown != b.slowdown {
-		return a.slowdown < b.slowdown
+	if a.loudness != b.loudness {
+		return a.loudness < b.loudness
 	}
 	if a.score != b.score {
 		return a.score < b.score
