@@ -75,7 +75,7 @@ var policies = []struct {
 	{"elastico-no-iac", "ablation −IAC: memory-only co-location", pdsWith(pds.Ablation{MemoryOnlyColocation: true}), 0, false},
 	{"elastico-no-pds", "ablation −PDS: no reservation, no coordinated reconfiguration", pdsWith(pds.Ablation{NoReservation: true, NoCoordinatedReconfiguration: true}), 0, false},
 	{baseline.VolcanoName, "Volcano-like gang FIFO with backfill, whole GPUs", func() (elastico.Scheduler, error) { return baseline.Volcano{}, nil }, 0, false},
-	{baseline.LucidName, "Lucid-like packing of pairs by SM use and memory", func() (elastico.Scheduler, error) { return baseline.Lucid{}, nil }, 0, false},
+	{baseline.LucidName, "Lucid: shortest estimated GPU-time first (run times learned from finished jobs), affine pairs by sharing score", func() (elastico.Scheduler, error) { return &baseline.Lucid{}, nil }, 0, false},
 	{baseline.TiresiasName, "Tiresias-like 2D-LAS", func() (elastico.Scheduler, error) { return baseline.Tiresias{}, nil }, baseline.TiresiasHeartbeat, true},
 }
 

@@ -85,7 +85,7 @@ func TestPolicies(t *testing.T) {
 		},
 		{
 			name:   "lucid: free GPUs first, then a partner within the SM and memory rule",
-			policy: Lucid{},
+			policy: &Lucid{},
 			state: elastico.State{Cluster: cluster(1, 2), Jobs: []elastico.Job{
 				job("heavy", 0, 0, run("heavy", "c", "gpu0000"), prof("c", 1, 0.8, 10)),
 				job("light", 0, 0, run("light", "c", "gpu0001"), prof("c", 1, 0.3, 4)),
@@ -132,7 +132,7 @@ func TestPoliciesRejectBadState(t *testing.T) {
 		{Cluster: cluster(1, 1), Jobs: []elastico.Job{job("a", 0, 0, &elastico.Assignment{ConfigID: "zz", GPUs: []string{"gpu0000"}}, prof("c", 1, 0.5, 4))}},
 		{Cluster: cluster(1, 1), Jobs: []elastico.Job{job("a", 0, 0, &elastico.Assignment{ConfigID: "c", GPUs: []string{"gpu9"}}, prof("c", 1, 0.5, 4))}},
 	}
-	for _, p := range []elastico.Scheduler{Volcano{}, Lucid{}, Tiresias{}, Lucid{MaxPairSM: 2}, Tiresias{Thresholds: []float64{5, 1}}} {
+	for _, p := range []elastico.Scheduler{Volcano{}, &Lucid{}, Tiresias{}, &Lucid{MaxPairSM: 2}, &Lucid{Prior: -time.Second}, Tiresias{Thresholds: []float64{5, 1}}} {
 		for i := range bad {
 			if _, err := p.Epoch(context.Background(), &bad[i]); err == nil {
 				t.Errorf("%T: bad state %d accepted", p, i)
@@ -157,7 +157,7 @@ func TestPoliciesInTheSimulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl, _ := sim.V100.Cluster(16)
-	for name, p := range map[string]elastico.Scheduler{VolcanoName: Volcano{}, LucidName: Lucid{}, TiresiasName: Tiresias{}} {
+	for name, p := range map[string]elastico.Scheduler{VolcanoName: Volcano{}, LucidName: &Lucid{}, TiresiasName: Tiresias{}} {
 		r, err := sim.Run(context.Background(), sim.Config{Truth: truth, Cluster: cl, Policy: p, Name: name, Jobs: jobs})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

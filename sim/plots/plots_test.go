@@ -27,7 +27,7 @@ func TestWrite(t *testing.T) {
 		Workload: sim.WorkloadOptions{Load: 1.5, Jobs: 30},
 		Policies: []sim.Policy{
 			{Name: "volcano", New: func() (elastico.Scheduler, error) { return baseline.Volcano{}, nil }},
-			{Name: "lucid", New: func() (elastico.Scheduler, error) { return baseline.Lucid{}, nil }},
+			{Name: "lucid", New: func() (elastico.Scheduler, error) { return &baseline.Lucid{}, nil }},
 		},
 	}
 	out, err := e.Execute(context.Background())
