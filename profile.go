@@ -149,10 +149,15 @@ type Profile struct {
 	// size, in (0, 1]: the fraction of a sample's progress that counts
 	// towards convergence (Pollux). Zero means "not modelled" and counts as 1;
 	// inference profiles leave it zero.
-	Efficiency   float64
-	Counters     Counters
-	Hardware     Hardware
-	Interpolated bool // true when RST filled it in from neighbours rather than a measurement
+	Efficiency float64
+	Counters   Counters
+	Hardware   Hardware
+	// Interpolated is true when nobody measured the profile: RST filled it
+	// in from measured neighbours (rst.BuildFamily), scaled another GPU's
+	// measurement by a published speed-up (rst.EstimatedGavelFamily) or
+	// computed it from a model (rst.LLMInferenceFamily). A measurement of
+	// the same configuration replaces it.
+	Interpolated bool
 }
 
 // Goodput returns Throughput × Efficiency: progress per second in

@@ -27,6 +27,15 @@
 //     P100 and K80; Pollux's step times on T4), with an explicit
 //     [MemoryModel] for the memory neither measured, and [PolluxNoiseScale]
 //     fits Pollux's six models' noise scales.
+//   - Starter families for GPUs and jobs nobody has profiled yet, marked
+//     Interpolated until a measurement replaces them:
+//     [EstimatedGavelFamily] scales Gavel's V100 families to A100 and H100
+//     by [SpeedRatio], published per-model speed-ups (Lambda's PyTorch
+//     training benchmarks, with their sources in hardware.go);
+//     [LLMInferenceFamily] builds a KV-cache-budget family of an LLM
+//     ([LLMSpecOf]: OPT, Llama 2 7B/13B/70B) on a GPU ([GPUSpecOf]:
+//     datasheet bandwidth and FP16 rate) with tensor-parallel GPU counts,
+//     from the roofline model [LLMSpec.Roofline].
 //
 // Like the rest of elastico, rst does no I/O of its own: the shipped data
 // are embedded, and every function is a pure computation on its arguments.

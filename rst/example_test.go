@@ -230,3 +230,37 @@ func ExampleMemoryModel() {
 		mm.Static(), mm.Replica(64, false, false), mm.Replica(64, true, true), mm.MaxLocalBatch(16, false, false))
 	// Output: static 1.04 GiB; local batch 64: 5.7 GiB, with checkpointing and AMP 2.2 GiB; at most 204 per 16 GiB
 }
+
+func ExampleEstimatedGavelFamily() {
+	// ResNet-50 on an H100 nobody profiled: Gavel's V100 measurements
+	// scaled by Lambda's published speed-up, marked as not measured.
+	fam, err := rst.EstimatedGavelFamily("h100-sxm5-80gb", "ResNet-50")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r, _, _ := rst.SpeedRatio("ResNet-50", "h100-sxm5-80gb")
+	p := fam[len(fam)-1]
+	fmt.Printf("%.2f× V100; %s on %s: %.0f images/s, %.1f GiB per GPU, interpolated %v\n",
+		r, p.Config.ID, p.Hardware.GPUModel, p.Throughput, p.Demand.GPUMemory, p.Interpolated)
+	// Output: 4.75× V100; b1024-g8 on H100-SXM5-80GB: 6259 images/s, 10.4 GiB per GPU, interpolated true
+}
+
+func ExampleLLMInferenceFamily() {
+	m, _ := rst.LLMSpecOf("Llama-2-70B")
+	g, _ := rst.GPUSpecOf("h100-sxm5-80gb")
+	fam, err := rst.LLMInferenceFamily(m, g, &rst.LLMOptions{KVCacheFracs: []float64{0.1, 0.3}, MaxSeqs: []int{64}, GPUs: []int{2, 4}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, p := range fam {
+		fmt.Printf("%-15s %5.0f tokens/s  %4.1f GiB per GPU\n", p.Config.ID, p.Throughput, p.Demand.GPUMemory)
+	}
+	// 128 GiB of weights need two GPUs; on four, a tenth of each GPU
+	// already holds the 64 sequences, so a larger budget adds nothing.
+	// Output:
+	// amp-kv10-s64-g2   972 tokens/s  73.7 GiB per GPU
+	// amp-kv10-s64-g4  1773 tokens/s  41.6 GiB per GPU
+	// amp-kv30-s64-g4  1773 tokens/s  57.5 GiB per GPU
+}

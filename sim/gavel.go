@@ -185,7 +185,7 @@ func (t *Truth) inferenceFamily(im *inferenceSpec, addKind func(Kind) int) (*Fam
 	f := &Family{
 		Name: im.Name, Class: elastico.Inference, Params: im.Params, Optimizer: elastico.AdaScale, Unit: "tokens", infer: im,
 		Notes: []string{
-			"throughput, SM use and memory: the offline-inference roofline model (sim/models.go: inferenceSpec), not measured",
+			"throughput, SM use and memory: the offline-inference roofline model (rst.LLMSpec.Roofline), not measured",
 			"co-location: the rank-one model, with sensitivity and pressure from lines against SM use fitted on Gavel's V100 kinds",
 		},
 	}

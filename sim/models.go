@@ -241,32 +241,27 @@ func lineFit(xs, ys []float64) (c0, c1 float64) {
 	return (sy - c1*sx) / n, c1
 }
 
-// inferenceSpec is the offline LLM batch-inference model (a vLLM-style
-// engine generating for a queue of prompts). Decoding is memory-bound: one
-// step reads the weights and the live KV cache once and emits one token per
-// running sequence:
-//
-//	step = overhead + max((weights + n·ctx·kv) / (η_bw·BW), n·2·params / (η_f·F))
-//	tokens/s = n / (step + n·prefill), prefill = 2·params·prompt/output / (η_f·F)
-//
-// where n = min(MaxSeqs, ⌊KV budget / (ctx·kv)⌋) sequences fit the cache,
-// ctx the mean context while decoding (prompt + output/2) and kv the KV bytes
-// per token (2 × layers × hidden × 2 B in FP16). SM active is the share of
-// the step the GPU spends in kernels. Sources: vLLM (Kwon et al., SOSP'23) for
-// the paged KV cache and its budget knobs; the OPT model cards (Zhang et al.,
-// 2022) for layers and hidden sizes; the GPU datasheets for BW and F;
-// η_bw = 0.75 and η_f = 0.3 are typical achieved fractions for decoding.
+// inferenceSpec is an offline LLM batch-inference family: one of rst's
+// models (rst.LLMSpecOf) under the simulator's family name, evaluated by
+// rst's roofline model (rst.LLMSpec.Roofline: decoding bound by memory
+// bandwidth, prefill by compute; its doc gives the formula and sources), the
+// same model rst.LLMInferenceFamily builds families from.
 type inferenceSpec struct {
-	Name           string
-	Params         float64
-	Layers, Hidden int
-	Prompt, Output int // tokens per request
-	Overhead       float64
+	Name string
+	rst.LLMSpec
 }
 
 var inferenceModels = []*inferenceSpec{
-	{Name: "OPT-1.3B-offline", Params: 1.3e9, Layers: 24, Hidden: 2048, Prompt: 512, Output: 256, Overhead: 0.004},
-	{Name: "OPT-2.7B-offline", Params: 2.7e9, Layers: 32, Hidden: 2560, Prompt: 512, Output: 256, Overhead: 0.004},
+	{Name: "OPT-1.3B-offline", LLMSpec: mustLLM("OPT-1.3B")},
+	{Name: "OPT-2.7B-offline", LLMSpec: mustLLM("OPT-2.7B")},
+}
+
+func mustLLM(name string) rst.LLMSpec {
+	m, ok := rst.LLMSpecOf(name)
+	if !ok {
+		panic("sim: rst has no LLM " + name) // a programming error, caught by every test
+	}
+	return m
 }
 
 // The inference knobs: the KV-cache budget as a fraction of GPU memory and
@@ -276,36 +271,17 @@ var (
 	maxSeqs = []int{16, 32, 64, 128}
 )
 
-const (
-	etaBW, etaFLOP = 0.75, 0.3
-	// inferenceWorkspace is the engine's activations and CUDA context (GiB).
-	inferenceWorkspace = 1.5
-	// inferenceRequested is the configuration an inference job asks for:
-	// vLLM's defaults for a small model (a third of the GPU for KV, 64
-	// sequences) on one GPU.
-	inferenceRequestedKV, inferenceRequestedSeqs = 0.3, 64
-)
+// inferenceRequested is the configuration an inference job asks for:
+// vLLM's defaults for a small model (a third of the GPU for KV, 64
+// sequences) on one GPU.
+const inferenceRequestedKV, inferenceRequestedSeqs = 0.3, 64
 
-func (s *inferenceSpec) weightsGiB() float64 { return s.Params * 2 / (1 << 30) }
-
-// config evaluates one configuration; ok is false when it does not fit.
+// config evaluates one configuration on one GPU; ok is false when it does
+// not fit.
 func (s *inferenceSpec) config(g GPUSpec, kvFrac float64, seqs int) (tput, sm, mem float64, ok bool) {
-	kvPerToken := float64(2*s.Layers*s.Hidden*2) / (1 << 30) // GiB
-	ctx := float64(s.Prompt) + float64(s.Output)/2
-	budget := kvFrac * g.Memory
-	n := min(seqs, int(budget/(ctx*kvPerToken)))
-	mem = s.weightsGiB() + budget + inferenceWorkspace
-	if n < 1 || mem > g.Memory {
-		return 0, 0, mem, false
+	p, ok, err := s.Roofline(rst.GPUSpec{Model: g.Model, Memory: g.Memory, BandwidthGBs: g.BandwidthGBs, TensorTFLOPs: g.TensorTFLOPs}, 1, kvFrac, seqs)
+	if err != nil {
+		return 0, 0, p.Memory, false
 	}
-	bw := etaBW * g.BandwidthGBs * 1e9 / (1 << 30) // GiB/s
-	flops := etaFLOP * g.TensorTFLOPs * 1e12
-	memT := (s.weightsGiB() + float64(n)*ctx*kvPerToken) / bw
-	compT := float64(n) * 2 * s.Params / flops
-	busy := math.Max(memT, compT)
-	step := s.Overhead + busy
-	prefill := 2 * s.Params * float64(s.Prompt) / float64(s.Output) / flops
-	tput = float64(n) / (step + float64(n)*prefill)
-	sm = (busy + float64(n)*prefill) / (step + float64(n)*prefill)
-	return tput, sm, mem, true
+	return p.Throughput, p.SM, p.Memory, ok
 }
