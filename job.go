@@ -73,6 +73,12 @@ type Job struct {
 	Attained float64
 	// Running is the job's current assignment; nil while it waits.
 	Running *Assignment
+	// Observed is what the host measured of the job where it runs now:
+	// its throughput (in the profiles' unit) and over how long. A
+	// scheduler compares it with the running profile's throughput to learn
+	// how much the job's neighbours really slow it (pds does, see
+	// iac.Learner). Zero: not measured; only a running job has one.
+	Observed Observation
 	// Spread allows a multi-GPU configuration's replicas on several nodes.
 	Spread bool
 	// Optimizer and ReferenceBatch tell RST how to scale the learning rate
@@ -107,4 +113,15 @@ func (j *Job) Profile(configID string) (*Profile, bool) {
 		}
 	}
 	return nil, false
+}
+
+// Observation is a running job's measured throughput: what a training
+// framework's logs or TDOP's progress reports give a host.
+type Observation struct {
+	// Rate is the throughput measured, in the unit of the job's profiles
+	// (samples/s for training, tokens/s or requests/s for inference).
+	Rate float64
+	// Over is how long the rate was measured, under the job's present
+	// assignment and neighbours.
+	Over time.Duration
 }

@@ -2,6 +2,7 @@ package elastico
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -41,6 +42,20 @@ type Carry struct {
 	// from its preemption. A job with no entry is taken to have run (or,
 	// waiting, waited since its Arrival) for as long as that matters.
 	Since map[string]time.Time
+	// CoRuns is what a scheduler learned from jobs that shared GPUs: how
+	// much slower than predicted each pair of model families really ran
+	// (pds keeps it with iac.Learner), so that the same State and Carry
+	// give the same Plan. Bounded in size; sorted by Victim, Aggressor.
+	CoRuns []CoRun
+}
+
+// CoRun is one learned correction: jobs of model family Victim (a
+// Profile.Family) beside jobs of family Aggressor ran exp(LogRatio) times
+// as slow as predicted, over observations worth Weight.
+type CoRun struct {
+	Victim, Aggressor string
+	LogRatio          float64
+	Weight            float64
 }
 
 // Validate checks everything a scheduler relies on and returns the first
@@ -93,6 +108,15 @@ func (s *State) Validate() error {
 	}
 	if r, ok := s.Carry.Prices.check(); !ok {
 		return invalid("state", "", "Carry.Prices["+r.String()+"]", "is NaN, infinite or negative")
+	}
+	for i, c := range s.Carry.CoRuns {
+		path := "Carry.CoRuns[" + strconv.Itoa(i) + "]"
+		switch {
+		case math.IsNaN(c.LogRatio) || math.IsInf(c.LogRatio, 0):
+			return invalid("state", "", path+".LogRatio", "is NaN or infinite")
+		case checkNumber(c.Weight) != "":
+			return invalid("state", "", path+".Weight", checkNumber(c.Weight))
+		}
 	}
 	return s.validateJobs(gpus)
 }
@@ -166,6 +190,16 @@ func (j *Job) validate(gpus map[string]*GPU, pen map[string]float64) error {
 	}
 	if j.MaxSlowdown != 0 && j.MaxSlowdown < 1 {
 		return invalid("job", j.ID, "MaxSlowdown", fmt.Sprintf("is %g, want a slowdown ≥ 1 (0 for none)", j.MaxSlowdown))
+	}
+	if o := j.Observed; o != (Observation{}) {
+		switch {
+		case j.Running == nil:
+			return invalid("job", j.ID, "Observed", "is set on a job that does not run")
+		case checkNumber(o.Rate) != "":
+			return invalid("job", j.ID, "Observed.Rate", checkNumber(o.Rate))
+		case o.Over < 0:
+			return invalid("job", j.ID, "Observed.Over", fmt.Sprintf("is negative (%v)", o.Over))
+		}
 	}
 	if j.ReferenceBatch < 0 {
 		return invalid("job", j.ID, "ReferenceBatch", "is negative")

@@ -155,7 +155,7 @@ func (l Limit) Why(a, b, capA, capB float64) string {
 	case b > capB:
 		return fmt.Sprintf("its neighbour would run %.3g× slower, above that job's own limit %.3g", b, capB)
 	case l.byValue:
-		return fmt.Sprintf("together they would run at %.3g and %.3g of their isolated speeds, %.3g GPUs' worth of work, below %.3g while jobs wait", 1/a, 1/b, 1/a+1/b, 2/l.bound)
+		return fmt.Sprintf("together they would run at %.3g and %.3g of their isolated speeds, %.3g GPUs' worth of work, below the %.3g a pair must do", 1/a, 1/b, 1/a+1/b, 2/l.bound)
 	}
 	return fmt.Sprintf("predicted %.3g× and %.3g× slower beside each other, above the tolerance %.3g", a, b, l.bound)
 }

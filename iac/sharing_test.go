@@ -28,7 +28,7 @@ func TestSharingByValue(t *testing.T) {
 		{"jobs wait: Gavel's typical pair does 1.33 GPUs' worth", 0.3, 1.5, 1.5, inf, inf, true, ""},
 		{"jobs wait: a lopsided pair that still pays", 0.3, 1.05, 3, inf, inf, true, ""},
 		{"jobs wait: a pair worth less than one GPU", 0.3, 2.2, 2.2, inf, inf, false, "0.909 GPUs' worth"},
-		{"jobs wait: within the margin is not enough", 0.3, 1.9, 1.9, inf, inf, false, "below 1.1"},
+		{"jobs wait: within the margin is not enough", 0.3, 1.9, 1.9, inf, inf, false, "below the 1.1"},
 		{"jobs wait: a job's own limit holds", 0.3, 1.5, 1.3, 1.25, inf, false, "its own limit 1.25"},
 		{"jobs wait: the neighbour's own limit holds", 0.3, 1.3, 1.5, inf, 1.25, false, "that job's own limit 1.25"},
 		{"NaN is never safe", 0.3, math.NaN(), 1, inf, inf, false, ""},

@@ -89,6 +89,11 @@ type Config struct {
 	// job within its own limit. iac.PaperSharing(iac.DefaultTolerance) is
 	// the paper's Eq. 11. Zero: iac.DefaultSharing.
 	Sharing iac.Sharing
+	// Learner corrects the Predictor from the throughputs a host observes
+	// of jobs that share GPUs (Job.Observed; see iac.Learner), carried in
+	// Carry.CoRuns. A State without observations learns nothing. Zero:
+	// iac.DefaultLearner.
+	Learner iac.Learner
 
 	// Reservation is γ ∈ (0, 1] of Eq. 12: the fraction of each job's
 	// smallest footprint held for it (see the package doc). Zero:
@@ -178,6 +183,9 @@ type Ablation struct {
 	// memory allow; no predictor is consulted (no interference penalty, no
 	// check, no tie-breaking), and Decision.Slowdown is 1.
 	MemoryOnlyColocation bool
+	// NoCoRunLearning: the Predictor's answers are used as they are; the
+	// observed throughputs are not read and Carry.CoRuns is dropped.
+	NoCoRunLearning bool
 	// NoReservation: γ = 0, nothing is held back for waiting jobs.
 	NoReservation bool
 	// NoCoordinatedReconfiguration: a running job keeps its configuration
@@ -219,6 +227,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Sharing == (iac.Sharing{}) {
 		c.Sharing = iac.DefaultSharing
+	}
+	if err := c.Learner.Validate(); err != nil {
+		return c, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	if err := c.Sharing.Validate(); err != nil {
 		return c, fmt.Errorf("%w: %v", ErrConfig, err)

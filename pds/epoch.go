@@ -62,7 +62,15 @@ type epoch struct {
 	famG     []float64 // G̃ of each profile
 	q        float64   // queue pressure
 	lim      iac.Limit // the sharing rule in force at q
-	limKeep  iac.Limit // the rule for a pair that shares a GPU as before (Sharing.Keep)
+	// What co-runs taught (learnCoRuns): the corrections, and a dense
+	// table of their factors by family row (corrRow per job).
+	corr    *iac.Corrections
+	corrOn  bool
+	corrIdx map[string]int32
+	corrFac []float64
+	corrN   int32
+	corrRow []int32
+	limKeep iac.Limit // the rule for a pair that shares a GPU as before (Sharing.Keep)
 
 	displaced, evict, restored []int32 // restore's scratch
 	cands                      []int32 // repack's waiting jobs

@@ -86,11 +86,18 @@ func (m *memo) id(j, k int32) uint32 {
 }
 
 // slowdown returns Ŝ of job jv under family index kv beside job ja under
-// ka.
+// ka: the predictor's answer with what was learned from co-runs (see
+// learnCoRuns).
 func (m *memo) slowdown(jv, kv, ja, ka int32) float64 {
 	if m.p == nil {
 		return 1
 	}
+	return m.e.corrected(m.predicted(jv, kv, ja, ka), jv, ja)
+}
+
+// predicted is slowdown without the learned corrections: the predictor's
+// own answer.
+func (m *memo) predicted(jv, kv, ja, ka int32) float64 {
 	jobs := m.e.st.Jobs
 	return m.ask(m.id(jv, kv), m.id(ja, ka), &jobs[jv].Family[kv], &jobs[ja].Family[ka])
 }
@@ -141,10 +148,16 @@ var (
 
 func (p placerPredictor) Slowdown(v, a *elastico.Profile) float64 {
 	m := p.m
+	var s float64
 	if m.c == nil {
-		return m.p.Slowdown(v, a)
+		s = m.p.Slowdown(v, a)
+	} else {
+		s = m.ask(m.idOf(v), m.idOf(a), v, a)
 	}
-	return m.ask(m.idOf(v), m.idOf(a), v, a)
+	if c := m.e.corr; m.e.corrOn {
+		s = math.Max(1, s*c.Factor(v.Family, a.Family))
+	}
+	return s
 }
 
 func (p placerPredictor) SlowdownItems(v, a int) float64 {

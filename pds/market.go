@@ -152,6 +152,7 @@ func (e *epoch) buildMarket() {
 	// Γ's interference term: predictions, so timed as interference.
 	if e.memo.on() {
 		t := e.s.cfg.Clock()
+		e.learnCoRuns()
 		e.statusQuoPairs()
 		e.interferencePenalties()
 		e.since(t, &e.stats.Interference)
@@ -316,9 +317,13 @@ const nearTolerance = 0.8
 // interferencePenalties adds α·max(0, excess) (the pair's distance
 // above the sharing rule, iac.Limit.Excess) to every option of a running
 // job, against each of its current co-runners whose pair is near or above
-// the rule (once per pair, on the first GPU the two share).
+// the rule (once per pair, on the first GPU the two share). The pair as it
+// runs is judged as check judges it, by the rule's loosest form
+// (e.limKeep): judged by the rule at today's queue, a pair that shares
+// as before priced its jobs out of the market, where the check would
+// have let it be or split it onto free GPUs.
 func (e *epoch) interferencePenalties() {
-	near := -(1 - nearTolerance) * (e.lim.Bound() - 1)
+	near := -(1 - nearTolerance) * (e.limKeep.Bound() - 1)
 	for g := range int32(e.ngpu) {
 		on := e.curRes[e.curOff[g]:e.curOff[g+1]]
 		if len(on) < 2 {
@@ -329,7 +334,7 @@ func (e *epoch) interferencePenalties() {
 		for x, a := range on {
 			for y := x + 1; y < n; y++ {
 				b := on[y]
-				if e.lim.Excess(sq[x*n+y], sq[y*n+x], e.capOf(a, e.jobs[a].cur), e.capOf(b, e.jobs[b].cur)) <= near || e.sharedBefore(a, b, g) {
+				if e.limKeep.Excess(sq[x*n+y], sq[y*n+x], e.capOf(a, e.jobs[a].cur), e.capOf(b, e.jobs[b].cur)) <= near || e.sharedBefore(a, b, g) {
 					continue
 				}
 				e.pairPenalty(a, b)
@@ -351,12 +356,18 @@ func (e *epoch) sharedBefore(a, b, g int32) bool {
 }
 
 // pairPenalty adds to every option of running job j its interference with
-// running job i under i's current configuration.
+// running job i under i's current configuration: j's present one judged
+// by e.limKeep (the pair as it shares now), the others by the rule in
+// force (a changed pair).
 func (e *epoch) pairPenalty(j, i int32) {
 	js, other := &e.jobs[j], &e.jobs[i]
 	for o := js.first; o < js.first+js.n; o++ {
 		k := e.optFam[o]
-		e.base[o] += e.cfg.Alpha * math.Max(0, e.excess(j, k, i, other.cur, e.lim))
+		l := e.lim
+		if k == js.cur {
+			l = e.limKeep
+		}
+		e.base[o] += e.cfg.Alpha * math.Max(0, e.excess(j, k, i, other.cur, l))
 	}
 }
 

@@ -258,6 +258,9 @@ type unaffordable struct {
 // decayed.
 func (e *epoch) carry() elastico.Carry {
 	c := elastico.Carry{Prices: e.best.prices, Since: e.sinceMap()}
+	if e.corr != nil {
+		c.CoRuns = e.corr.Table()
+	}
 	// The jobs that carry a penalty are counted first, so that the map is
 	// made at its size: at scale they are thousands, and growing the map
 	// to them was a measurable part of the plan.

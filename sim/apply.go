@@ -3,7 +3,9 @@ package sim
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -36,9 +38,34 @@ func (s *simulation) buildState() *elastico.State {
 			ReferenceBatch: j.Family.RefBatch,
 			// What a host knows of its jobs' checkpoint and restart.
 			RestartTime: s.cfg.Costs.Resume,
+			Observed:    s.observe(j),
 		})
 	}
 	return st
+}
+
+// observe is what a host measures of job j: its ground-truth throughput
+// under its configuration and neighbours, with ObservationNoise of
+// relative error, drawn from the job and the time alone (the same run
+// gives the same observations whatever the policy asks), and how long it
+// has run at that rate. Zero while it waits or restarts.
+func (s *simulation) observe(j *jobState) elastico.Observation {
+	if s.cfg.HideObservations || j.cfg < 0 || j.rate <= 0 || s.now <= j.rateSince {
+		return elastico.Observation{}
+	}
+	c := &j.Configs[j.cfg]
+	tput := c.Throughput
+	if j.spread {
+		tput = c.SpreadThroughput
+	}
+	h := fnv.New64a()
+	h.Write([]byte(j.ID))
+	r := rand.New(rand.NewPCG(h.Sum64(), math.Float64bits(s.now)))
+	noise := math.Max(-0.5, math.Min(0.5, r.NormFloat64()*s.cfg.ObservationNoise))
+	return elastico.Observation{
+		Rate: tput * j.speed * (1 + noise),
+		Over: time.Duration((s.now - j.rateSince) * float64(time.Second)),
+	}
 }
 
 // epoch calls the policy and applies its plan; moved reports whether the

@@ -47,6 +47,13 @@ type Config struct {
 	// Start is the wall-clock time of simulated second 0 (State.Now);
 	// zero: 2026-01-01 00:00 UTC.
 	Start time.Time
+	// ObservationNoise is the relative standard deviation of the measured
+	// throughputs the policy sees (Job.Observed of every productive job:
+	// its ground-truth rate, as a framework's logs report it). Zero: 0.03.
+	ObservationNoise float64
+	// HideObservations leaves Job.Observed zero, as a host that cannot read
+	// its jobs' progress does.
+	HideObservations bool
 	// Progress, if set, is called now and then with the finished and total
 	// job counts.
 	Progress func(done, total int)
@@ -135,6 +142,12 @@ func (c *Config) resolve() error {
 	}
 	if c.SMOversubscription < 1 || math.IsNaN(c.SMOversubscription) || math.IsInf(c.SMOversubscription, 0) {
 		return fmt.Errorf("sim: Config.SMOversubscription %g, want ≥ 1", c.SMOversubscription)
+	}
+	if c.ObservationNoise == 0 {
+		c.ObservationNoise = 0.03
+	}
+	if !(c.ObservationNoise > 0 && c.ObservationNoise < 1) {
+		return fmt.Errorf("sim: Config.ObservationNoise %g, want a fraction in (0, 1)", c.ObservationNoise)
 	}
 	if c.Horizon < 0 || c.EpochTimeout < 0 {
 		return fmt.Errorf("sim: Config.Horizon %v, EpochTimeout %v: negative", c.Horizon, c.EpochTimeout)

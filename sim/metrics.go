@@ -29,6 +29,7 @@ func (s *simulation) rates() {
 	truth := s.cfg.Truth
 	s.thrNow = 0
 	for _, j := range s.active {
+		j.prevRate = j.rate
 		j.rate, j.speed = 0, 0
 		if j.cfg < 0 || s.now < j.busyUntil {
 			continue
@@ -54,6 +55,11 @@ func (s *simulation) rates() {
 		}
 		j.rate = c.Goodput(j.spread) * speed
 		s.thrNow += j.rate * j.norm
+	}
+	for _, j := range s.active {
+		if j.rate != j.prevRate {
+			j.rateSince = s.now
+		}
 	}
 	sm := 0.0
 	for g := range s.gpus {

@@ -22,7 +22,9 @@ type jobState struct {
 	spread       bool
 	busyUntil    float64
 	rate, speed  float64
-	shared       bool // a productive co-runner shares one of its GPUs
+	rateSince    float64 // when rate last changed: what Observed.Over measures
+	prevRate     float64 // rate before rates() ran
+	shared       bool    // a productive co-runner shares one of its GPUs
 	// waitCode is why the job waits, from the last plan (waitBeforeEpoch
 	// until a plan has spoken of it).
 	waitCode    elastico.Code

@@ -68,8 +68,9 @@ var policies = []struct {
 }{
 	{"elastico", "pds.New with every default", pdsWith(pds.Ablation{}), 0, false},
 	{"elastico-paper-tau", "pds with the paper's rule: each job of a pair within τ(t) of Eq. 11", func() (elastico.Scheduler, error) {
-		return pds.New(pds.Config{Sharing: iac.PaperSharing(iac.DefaultTolerance)})
+		return pds.New(pds.Config{Sharing: iac.PaperSharing(iac.DefaultTolerance), Ablation: pds.Ablation{NoCoRunLearning: true}})
 	}, 0, false},
+	{"elastico-no-learn", "ablation: the predictor's answers as they are, not corrected from observed co-runs", pdsWith(pds.Ablation{NoCoRunLearning: true}), 0, false},
 	{"elastico-no-rst", "ablation −RST: fixed configuration", pdsWith(pds.Ablation{FixedConfiguration: true}), 0, false},
 	{"elastico-no-esp", "ablation −ESP: greedy first fit instead of prices", pdsWith(pds.Ablation{GreedyFirstFit: true}), 0, false},
 	{"elastico-no-iac", "ablation −IAC: memory-only co-location", pdsWith(pds.Ablation{MemoryOnlyColocation: true}), 0, false},
