@@ -16,7 +16,10 @@
 //     ([PriceSolver], package esp) choose a configuration per job, places
 //     them on GPUs ([Placer], package placement), asks a [Predictor] (package
 //     iac) how co-located jobs would slow each other, and repeats with
-//     penalties until no pair is predicted above tolerance.
+//     penalties until every pair that shares a GPU passes the sharing rule
+//     (iac.Sharing: by value while jobs wait, each job within its own
+//     MaxSlowdown and floor). The throughputs the host measures
+//     (Job.Observed) correct the predictor from what really co-ran.
 //  3. Apply the [Plan]: its [Action]s (preempt, migrate, reconfigure, start)
 //     each carry [LaunchParams] (memory fraction, MPS limits, batch size,
 //     learning-rate scale) that the host passes to the job; every waiting

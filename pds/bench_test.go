@@ -72,6 +72,15 @@ func benchStateAfter(tb testing.TB, s *Scheduler, n, gpus int, churn float64, se
 		}
 		st = apply(st, plan)
 	}
+	// A host that reads its jobs' progress: every running job reports a
+	// rate a little below its profile's, so the measured epoch learns from
+	// every pair that shares a GPU.
+	for i := range st.Jobs {
+		if j := &st.Jobs[i]; j.Running != nil {
+			p, _ := j.Profile(j.Running.ConfigID)
+			j.Observed = elastico.Observation{Rate: p.Throughput * (0.6 + 0.4*r.Float64()), Over: time.Minute}
+		}
+	}
 	for i := range int(churn * float64(n)) {
 		k := r.IntN(len(st.Jobs))
 		st.Jobs[k] = job(fmt.Sprintf("new%05d", i))
