@@ -2,6 +2,7 @@ package esp
 
 import (
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/internal/slab"
 )
 
 // loadOf returns the total normalized demand of sc.cur, summed afresh.
@@ -154,7 +155,7 @@ func (sc *scratch) improve(lambda *elastico.Vector) {
 		w[r] = lambda[r] + floor
 	}
 	l := sc.loadOf()
-	sc.minInc = grow(sc.minInc, sc.n)
+	sc.minInc = slab.Resize(sc.minInc, sc.n)
 	h := sc.heap[:0]
 	for j := range sc.cur {
 		if k, to := sc.upgrade(j, &l, &w); to >= 0 {
@@ -313,12 +314,4 @@ func (sc *scratch) exchange(lambda *elastico.Vector, maxPasses, trials int) {
 			return
 		}
 	}
-}
-
-// grow returns s with length n, reusing its array when it can.
-func grow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
 }

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"sync"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/internal/slab"
+	"golang.org/x/sync/errgroup"
 )
 
 // blockSize is how many bidders share one partial sum. Loads are summed per
@@ -128,10 +128,10 @@ func (s *Solver) Solve(ctx context.Context, m *elastico.Market, sol *elastico.So
 		return fmt.Errorf("esp: stopped before the first iteration: %w", err)
 	}
 	sc.pin = -1
-	sc.cur = grow(sc.cur, n)
-	sc.best = grow(sc.best, n)
+	sc.cur = slab.Resize(sc.cur, n)
+	sc.best = slab.Resize(sc.best, n)
 	nb := (n + blockSize - 1) / blockSize
-	sc.acc = grow(sc.acc, 5*nb)
+	sc.acc = slab.Resize(sc.acc, 5*nb)
 
 	lambda, _, iters, cerr := s.tatonnement(ctx, sc, m.Prices)
 	sc.repair()

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/internal/slab"
 )
 
 // account adds up what a result puts on each GPU and node.
@@ -19,11 +20,11 @@ type account struct {
 func (e *epoch) account() *account {
 	a := &e.acc
 	a.e = e
-	a.sm = grow(a.sm, e.ngpu)
-	a.mem = grow(a.mem, e.ngpu)
-	a.jobs = grow(a.jobs, e.ngpu)
-	a.cpu = grow(a.cpu, len(e.st.Cluster.Nodes))
-	a.ram = grow(a.ram, len(e.st.Cluster.Nodes))
+	a.sm = slab.Zeroed(a.sm, e.ngpu)
+	a.mem = slab.Zeroed(a.mem, e.ngpu)
+	a.jobs = slab.Zeroed(a.jobs, e.ngpu)
+	a.cpu = slab.Zeroed(a.cpu, len(e.st.Cluster.Nodes))
+	a.ram = slab.Zeroed(a.ram, len(e.st.Cluster.Nodes))
 	return a
 }
 

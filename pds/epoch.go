@@ -6,6 +6,7 @@ import (
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/iac"
+	"github.com/elastico/elastico/internal/slab"
 	"github.com/elastico/elastico/placement"
 	"github.com/elastico/elastico/rst"
 )
@@ -165,24 +166,6 @@ type violation struct {
 	lim               iac.Limit // the rule the pair breaks
 }
 
-func grow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	s = s[:n]
-	clear(s)
-	return s
-}
-
-// resize is grow without clearing, for a slice whose every entry is
-// written before it is read.
-func resize[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
-}
-
 func (e *epoch) release() {
 	e.st, e.req.Cluster, e.placeCl = nil, nil, nil
 	clear(e.jobs)
@@ -196,7 +179,7 @@ func (e *epoch) init(s *Scheduler, st *elastico.State) {
 	e.truncated = false
 	e.hasPrev = false
 	e.violated = e.violated[:0]
-	e.pinForce = grow(e.pinForce, len(st.Jobs))
+	e.pinForce = slab.Zeroed(e.pinForce, len(st.Jobs))
 	e.stats = elastico.Stats{}
 	clear(e.whyCache)
 	e.overs, e.maxJobs = 1, 0
@@ -210,8 +193,8 @@ func (e *epoch) init(s *Scheduler, st *elastico.State) {
 		e.invCap[r] = 1 / c // +Inf for none: any demand there is infinite
 	}
 	e.ngpu = cl.NumGPUs()
-	e.nodeFirst = grow(e.nodeFirst, len(cl.Nodes))
-	e.gpuNode = grow(e.gpuNode, e.ngpu)
+	e.nodeFirst = slab.Zeroed(e.nodeFirst, len(cl.Nodes))
+	e.gpuNode = slab.Zeroed(e.gpuNode, e.ngpu)
 	g := int32(0)
 	for i := range cl.Nodes {
 		e.nodeFirst[i] = g
@@ -221,8 +204,8 @@ func (e *epoch) init(s *Scheduler, st *elastico.State) {
 		}
 	}
 	e.avoid = e.avoid[:0]
-	e.apartFirst = grow(e.apartFirst, len(st.Jobs))
-	e.apartLast = grow(e.apartLast, len(st.Jobs))
+	e.apartFirst = slab.Zeroed(e.apartFirst, len(st.Jobs))
+	e.apartLast = slab.Zeroed(e.apartLast, len(st.Jobs))
 	e.viol = e.viol[:0]
 	e.memo.reset(s.pred, e)
 }
@@ -317,10 +300,10 @@ func (e *epoch) rounds() int {
 func (e *epoch) statusQuo() {
 	n := len(e.st.Jobs)
 	b := &e.best
-	b.choice = grow(b.choice, n)
-	b.gpus = grow(b.gpus, n)
-	b.code = grow(b.code, n)
-	b.reason = grow(b.reason, n)
+	b.choice = slab.Zeroed(b.choice, n)
+	b.gpus = slab.Zeroed(b.gpus, n)
+	b.code = slab.Zeroed(b.code, n)
+	b.reason = slab.Zeroed(b.reason, n)
 	b.prices = e.st.Carry.Prices
 	acc := e.account()
 	for j := range e.jobs {

@@ -106,10 +106,14 @@ func apply(st *elastico.State, plan *elastico.Plan) *elastico.State {
 	next := *st
 	next.Jobs = slices.Clone(st.Jobs)
 	for i := range next.Jobs {
+		j := &next.Jobs[i]
 		if a := plan.Decisions[i].Assignment; a != nil {
-			next.Jobs[i].Running = &elastico.Assignment{ConfigID: a.ConfigID, GPUs: slices.Clone(a.GPUs)}
+			if j.Running == nil || j.Running.ConfigID != a.ConfigID || !slices.Equal(j.Running.GPUs, a.GPUs) {
+				j.Observed = elastico.Observation{} // measured where it no longer runs
+			}
+			j.Running = &elastico.Assignment{ConfigID: a.ConfigID, GPUs: slices.Clone(a.GPUs)}
 		} else {
-			next.Jobs[i].Running = nil
+			j.Running, j.Observed = nil, elastico.Observation{}
 		}
 	}
 	next.Carry = plan.Carry

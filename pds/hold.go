@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/internal/slab"
 )
 
 // holdReason is the status of a waiting job that the best plan would have
@@ -30,10 +31,10 @@ func (e *epoch) hold() {
 	}
 	a := &e.alt
 	n := len(e.jobs)
-	a.choice = grow(a.choice, n)
-	a.gpus = grow(a.gpus, n)
-	a.code = grow(a.code, n)
-	a.reason = grow(a.reason, n)
+	a.choice = slab.Zeroed(a.choice, n)
+	a.gpus = slab.Zeroed(a.gpus, n)
+	a.code = slab.Zeroed(a.code, n)
+	a.reason = slab.Zeroed(a.reason, n)
 	copy(a.choice, b.choice)
 	copy(a.gpus, b.gpus)
 	copy(a.code, b.code)
@@ -259,7 +260,7 @@ func (e *epoch) revertGroups() {
 		return
 	}
 	b := &e.best
-	e.uf = resize(e.uf, e.ngpu)
+	e.uf = slab.Resize(e.uf, e.ngpu)
 	for g := range e.uf {
 		e.uf[g] = int32(g)
 	}
@@ -290,8 +291,8 @@ func (e *epoch) revertGroups() {
 	if len(e.displaced) == 0 {
 		return
 	}
-	e.gain = grow(e.gain, e.ngpu)
-	e.blocked = grow(e.blocked, e.ngpu)
+	e.gain = slab.Zeroed(e.gain, e.ngpu)
+	e.blocked = slab.Zeroed(e.blocked, e.ngpu)
 	for _, j := range e.displaced {
 		js := &e.jobs[j]
 		root := e.find(e.anyGPU(b, j))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/iac"
+	"github.com/elastico/elastico/internal/slab"
 	"github.com/elastico/elastico/placement"
 )
 
@@ -60,13 +61,13 @@ func (m *memo) reset(p elastico.Predictor, e *epoch) {
 		}
 		m.m = m.own
 	}
-	m.base = grow(m.base, len(e.st.Jobs))
+	m.base = slab.Zeroed(m.base, len(e.st.Jobs))
 	id := uint32(0)
 	for j := range e.st.Jobs {
 		m.base[j] = id
 		id += uint32(len(e.st.Jobs[j].Family))
 	}
-	m.pid = grow(m.pid, int(id))
+	m.pid = slab.Zeroed(m.pid, int(id))
 }
 
 func (m *memo) on() bool { return m.p != nil }
@@ -193,7 +194,7 @@ func (e *epoch) residents(r *result) {
 // given each of n jobs' GPUs: GPU g holds jobs res[off[g]:off[g+1]], in
 // job order.
 func (e *epoch) byGPU(off, res []int32, n int, gpusOf func(j int) []elastico.GPURef) ([]int32, []int32) {
-	off = grow(off, e.ngpu+1)
+	off = slab.Zeroed(off, e.ngpu+1)
 	for j := range n {
 		for _, r := range gpusOf(j) {
 			off[e.global(r)+1]++
@@ -202,8 +203,8 @@ func (e *epoch) byGPU(off, res []int32, n int, gpusOf func(j int) []elastico.GPU
 	for g := range e.ngpu {
 		off[g+1] += off[g]
 	}
-	res = grow(res, int(off[e.ngpu]))
-	e.fill = grow(e.fill, e.ngpu)
+	res = slab.Zeroed(res, int(off[e.ngpu]))
+	e.fill = slab.Zeroed(e.fill, e.ngpu)
 	fill := e.fill
 	for j := range n {
 		for _, r := range gpusOf(j) {

@@ -1,6 +1,10 @@
 package pds
 
-import "math"
+import (
+	"math"
+
+	"github.com/elastico/elastico/internal/slab"
+)
 
 // learnCoRuns starts this epoch's corrections from the carried ones
 // (Carry.CoRuns) and adds what the State says of the jobs that share a
@@ -67,14 +71,14 @@ func (e *epoch) learnCoRuns() {
 		names[i] = f
 	}
 	nf := len(names)
-	e.corrFac = grow(e.corrFac, nf*nf)
+	e.corrFac = slab.Zeroed(e.corrFac, nf*nf)
 	for v := range nf {
 		for a := range nf {
 			e.corrFac[v*nf+a] = e.corr.Factor(names[v], names[a])
 		}
 	}
 	e.corrN = int32(nf)
-	e.corrRow = grow(e.corrRow, len(e.jobs))
+	e.corrRow = slab.Zeroed(e.corrRow, len(e.jobs))
 	for j := range e.jobs {
 		e.corrRow[j] = -1
 		if f := e.jobs[j].job.Family; len(f) > 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/internal/chunk"
+	"github.com/elastico/elastico/internal/slab"
 	"github.com/elastico/elastico/rst"
 )
 
@@ -20,7 +21,7 @@ import (
 func (e *epoch) buildMarket() {
 	st := e.st
 	n := len(st.Jobs)
-	e.jobs = resize(e.jobs, n) // each is set below
+	e.jobs = slab.Resize(e.jobs, n) // each is set below
 	ch, cherr := e.checker()
 
 	// Current assignments, as global GPU numbers (looked up in
@@ -31,16 +32,16 @@ func (e *epoch) buildMarket() {
 			nref += len(a.GPUs)
 		}
 	}
-	e.curSlab = grow(e.curSlab, nref)
-	slab := e.curSlab
+	e.curSlab = slab.Zeroed(e.curSlab, nref)
+	refs := e.curSlab
 	for j := range st.Jobs {
 		job := &st.Jobs[j]
 		js := &e.jobs[j]
 		*js = jobState{job: job, cur: -1, bidder: -1, curOpt: -1, minOpt: -1}
 		if a := job.Running; a != nil {
 			js.running = true
-			js.curGPUs = slab[:len(a.GPUs):len(a.GPUs)]
-			slab = slab[len(a.GPUs):]
+			js.curGPUs = refs[:len(a.GPUs):len(a.GPUs)]
+			refs = refs[len(a.GPUs):]
 		}
 	}
 
@@ -53,18 +54,18 @@ func (e *epoch) buildMarket() {
 	// a measurable part of an epoch). Job j's options lie at the start of
 	// its own slots, options[famOff[j]:famOff[j+1]]; the slots of its
 	// configurations that cannot run are left zero.
-	e.famOff = grow(e.famOff, n+1)
+	e.famOff = slab.Zeroed(e.famOff, n+1)
 	for j := range st.Jobs {
 		e.famOff[j+1] = e.famOff[j] + int32(len(st.Jobs[j].Family))
 	}
 	nprof := int(e.famOff[n])
-	e.famG = resize(e.famG, nprof)
-	e.options = resize(e.options, nprof)
-	e.optFam = resize(e.optFam, nprof)
-	e.real = resize(e.real, nprof)
-	e.base = resize(e.base, nprof)
-	e.learned = resize(e.learned, nprof)
-	e.famVal = grow(e.famVal, len(e.memo.pid))
+	e.famG = slab.Resize(e.famG, nprof)
+	e.options = slab.Resize(e.options, nprof)
+	e.optFam = slab.Resize(e.optFam, nprof)
+	e.real = slab.Resize(e.real, nprof)
+	e.base = slab.Resize(e.base, nprof)
+	e.learned = slab.Resize(e.learned, nprof)
+	e.famVal = slab.Zeroed(e.famVal, len(e.memo.pid))
 	var summary string
 	if cherr != nil {
 		ch, summary = nil, "the cluster cannot be summarized: "+cherr.Error()
@@ -160,7 +161,7 @@ func (e *epoch) buildMarket() {
 
 	// The market, its bidders' options sliced from the flat array.
 	e.market.Capacity = e.effCap
-	e.market.Bidders = grow(e.market.Bidders, len(e.bidJob))
+	e.market.Bidders = slab.Zeroed(e.market.Bidders, len(e.bidJob))
 	for b, j := range e.bidJob {
 		js := &e.jobs[j]
 		e.market.Bidders[b] = elastico.Bidder{Weight: js.scale, Options: e.options[js.first : js.first+js.n : js.first+js.n]}
@@ -378,12 +379,12 @@ func (e *epoch) pairPenalty(j, i int32) {
 // The n residents of GPU g (curRes) have their n×n slowdowns at
 // sq[sqOff[g]:], victim-major.
 func (e *epoch) statusQuoPairs() {
-	e.sqOff = grow(e.sqOff, e.ngpu+1)
+	e.sqOff = slab.Zeroed(e.sqOff, e.ngpu+1)
 	for g := range e.ngpu {
 		n := e.curOff[g+1] - e.curOff[g]
 		e.sqOff[g+1] = e.sqOff[g] + n*n
 	}
-	e.sq = grow(e.sq, int(e.sqOff[e.ngpu]))
+	e.sq = slab.Zeroed(e.sq, int(e.sqOff[e.ngpu]))
 	for g := range int32(e.ngpu) {
 		on := e.curRes[e.curOff[g]:e.curOff[g+1]]
 		if len(on) < 2 {
@@ -526,7 +527,7 @@ func (greedy) Solve(ctx context.Context, m *elastico.Market, sol *elastico.Solut
 	if err := m.Validate(); err != nil {
 		return fmt.Errorf("pds: greedy: %w", err)
 	}
-	sol.Choice = grow(sol.Choice, len(m.Bidders))
+	sol.Choice = slab.Zeroed(sol.Choice, len(m.Bidders))
 	sol.Prices = elastico.Vector{}
 	sol.Iterations = 0
 	free := m.Capacity

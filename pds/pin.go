@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/internal/slab"
 )
 
 // cannotStay begins the reason of a running job left out because the State
@@ -40,7 +41,7 @@ const maxPinPasses = 8
 // (see cannotStay).
 func (e *epoch) pin(r *result) {
 	n := len(e.jobs)
-	e.pinBack = grow(e.pinBack, n)
+	e.pinBack = slab.Zeroed(e.pinBack, n)
 	for j := range e.jobs {
 		js := &e.jobs[j]
 		e.pinBack[j] = js.running && (e.pinForce[j] || r.gpus[j] == nil || !holds(r.gpus[j], js.curGPUs))

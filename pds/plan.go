@@ -8,6 +8,7 @@ import (
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/internal/sets"
+	"github.com/elastico/elastico/internal/slab"
 	"github.com/elastico/elastico/rst"
 )
 
@@ -25,7 +26,7 @@ func (e *epoch) plan() *elastico.Plan {
 	// action's From, and their GPU IDs; a reason per waiting job; the
 	// actions of each kind. Whether a running job keeps its configuration
 	// and GPUs is asked once, here.
-	e.same = grow(e.same, n)
+	e.same = slab.Zeroed(e.same, n)
 	nAssign, nIDs, nWait, nPre, nMove, nStart := 0, 0, 0, 0, 0, 0
 	for j := range e.jobs {
 		js := &e.jobs[j]

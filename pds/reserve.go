@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/internal/slab"
 )
 
 // maxReservations bounds how many waiting jobs hold GPUs at once: the
@@ -41,8 +42,8 @@ type reservation struct {
 // plus the time the jobs on its GPUs still run.
 func (e *epoch) reserve() {
 	e.resv = e.resv[:0]
-	e.resvJob = grow(e.resvJob, len(e.jobs))
-	e.resvGPU = grow(e.resvGPU, e.ngpu)
+	e.resvJob = slab.Zeroed(e.resvJob, len(e.jobs))
+	e.resvGPU = slab.Zeroed(e.resvGPU, e.ngpu)
 	e.resvSlab = e.resvSlab[:0]
 	e.placeCl = nil
 	if e.cfg.ReserveAfter < 0 {

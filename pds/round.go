@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/internal/slab"
 	"github.com/elastico/elastico/placement"
 )
 
@@ -39,7 +40,7 @@ func (e *epoch) round(ctx context.Context, m int, prices *elastico.Vector) (bool
 	if len(e.sol.Choice) != len(e.market.Bidders) {
 		return false, fmt.Errorf("pds: round %d: price solver chose for %d of %d bidders", m, len(e.sol.Choice), len(e.market.Bidders))
 	}
-	e.choice = grow(e.choice, len(e.market.Bidders))
+	e.choice = slab.Zeroed(e.choice, len(e.market.Bidders))
 	for b, c := range e.sol.Choice {
 		if c < -1 || c >= len(e.market.Bidders[b].Options) {
 			return false, fmt.Errorf("pds: round %d: price solver chose option %d of bidder %d (job %q), which has %d", m, c, b, e.jobs[e.bidJob[b]].job.ID, len(e.market.Bidders[b].Options))
@@ -99,7 +100,7 @@ func (e *epoch) feedback(r *result, m int) {
 	// costing every epoch its M rounds.
 	e.settled = len(e.viol) == 0
 	e.remember(r)
-	e.violated = grow(e.violated, len(e.jobs))
+	e.violated = slab.Zeroed(e.violated, len(e.jobs))
 	for _, v := range e.viol {
 		e.penalize(v.victim, r.choice[v.victim])
 		e.separate(r, v)
@@ -125,7 +126,7 @@ func (e *epoch) feedback(r *result, m int) {
 func (e *epoch) localRound(ctx context.Context, m int) (bool, error) {
 	r, nr := &e.cur, &e.alt
 	t := e.s.cfg.Clock()
-	e.localFam = grow(e.localFam, len(e.jobs))
+	e.localFam = slab.Zeroed(e.localFam, len(e.jobs))
 	for j := range e.jobs {
 		switch {
 		case e.violated[j]:
@@ -225,7 +226,7 @@ func (e *epoch) buildItems(fam func(int) int32) {
 	e.items = e.items[:0]
 	e.itemFam = e.itemFam[:0]
 	e.itemJob = e.itemJob[:0]
-	e.jobItem = grow(e.jobItem, len(e.jobs))
+	e.jobItem = slab.Zeroed(e.jobItem, len(e.jobs))
 	for j := range e.jobs {
 		e.jobItem[j] = -1
 		k := fam(j)
@@ -270,10 +271,10 @@ func (e *epoch) buildItems(fam func(int) int32) {
 // is well formed and within capacity (a custom Placer might not be).
 func (e *epoch) takePlacement(r *result, m int) error {
 	n := len(e.jobs)
-	r.choice = grow(r.choice, n)
-	r.gpus = grow(r.gpus, n)
-	r.code = grow(r.code, n)
-	r.reason = grow(r.reason, n)
+	r.choice = slab.Zeroed(r.choice, n)
+	r.gpus = slab.Zeroed(r.gpus, n)
+	r.code = slab.Zeroed(r.code, n)
+	r.reason = slab.Zeroed(r.reason, n)
 	r.slab = r.slab[:0]
 	if len(e.place.GPUs) != len(e.items) || len(e.place.Reasons) != len(e.items) {
 		return fmt.Errorf("pds: round %d: placer answered %d GPU sets and %d reasons for %d items", m, len(e.place.GPUs), len(e.place.Reasons), len(e.items))
@@ -323,7 +324,7 @@ func (e *epoch) takePlacement(r *result, m int) error {
 	// A running job whose new configuration found no room keeps the one it
 	// runs under, where it runs, if that still fits: reshaping it was to
 	// help it, not to preempt it.
-	e.keptOld = grow(e.keptOld, n)
+	e.keptOld = slab.Zeroed(e.keptOld, n)
 	for j := range e.jobs {
 		js := &e.jobs[j]
 		it := e.jobItem[j]
@@ -362,7 +363,7 @@ func (e *epoch) takePlacement(r *result, m int) error {
 
 // remember copies r's GPUs as the next placement's starting point.
 func (e *epoch) remember(r *result) {
-	e.prev.gpus = grow(e.prev.gpus, len(r.gpus))
+	e.prev.gpus = slab.Zeroed(e.prev.gpus, len(r.gpus))
 	e.prev.slab = e.prev.slab[:0]
 	for _, gs := range r.gpus {
 		e.prev.slab = append(e.prev.slab, gs...)

@@ -1,5 +1,7 @@
 package pds
 
+import "github.com/elastico/elastico/internal/slab"
+
 // score rates a result: the value Σ w·G̃ of the jobs it runs, less, for
 // each pair the sharing rule forbids, the value of the lesser job (what
 // resolving it by deferral would cost).
@@ -32,7 +34,7 @@ func (e *epoch) valueOf(j, k int32) float64 {
 // than running nothing: on an idle cluster, a later round that deferred
 // every job won, and the cluster stayed idle with jobs waiting.)
 func (e *epoch) violationCost(r *result) float64 {
-	e.gone = grow(e.gone, len(e.jobs))
+	e.gone = slab.Zeroed(e.gone, len(e.jobs))
 	c := 0.0
 	for _, v := range e.viol {
 		if e.gone[v.victim] || e.gone[v.aggressor] || r.gpus[v.victim] == nil || r.gpus[v.aggressor] == nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/internal/check"
+	"github.com/elastico/elastico/internal/slab"
 )
 
 // Placer is the default elastico.Placer. It is safe for concurrent use; it
@@ -121,23 +122,14 @@ type work struct {
 	loud       bool // the item's search passed over a GPU for a loud neighbour
 }
 
-func growTo[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	s = s[:n]
-	clear(s)
-	return s
-}
-
 func (w *work) setup(cfg Config, req *elastico.PlacementRequest) error {
 	w.cfg, w.req = cfg, req
 	w.smTol = 1e-9 * math.Max(1, cfg.Oversubscription)
 	cl := req.Cluster
 	ng := cl.NumGPUs()
-	w.gpus = growTo(w.gpus, ng)
-	w.res = growTo(w.res, ng*cfg.MaxJobsPerGPU)
-	w.nodes = growTo(w.nodes, len(cl.Nodes))
+	w.gpus = slab.Zeroed(w.gpus, ng)
+	w.res = slab.Zeroed(w.res, ng*cfg.MaxJobsPerGPU)
+	w.nodes = slab.Zeroed(w.nodes, len(cl.Nodes))
 	w.maxGPUMem, w.maxNodeGPUs = 0, 0
 	w.capacity = elastico.Vector{}
 	g := int32(0)
@@ -191,13 +183,13 @@ func (w *work) setup(cfg Config, req *elastico.PlacementRequest) error {
 
 	items := req.Items
 	ni := len(items)
-	w.start = growTo(w.start, ni+1)
-	w.placed = growTo(w.placed, ni)
-	w.rfrom = growTo(w.rfrom, ni)
-	w.rto = growTo(w.rto, ni)
+	w.start = slab.Zeroed(w.start, ni+1)
+	w.placed = slab.Zeroed(w.placed, ni)
+	w.rfrom = slab.Zeroed(w.rfrom, ni)
+	w.rto = slab.Zeroed(w.rto, ni)
 	w.rbuf = w.rbuf[:0]
-	w.keyOf = growTo(w.keyOf, ni)
-	w.dem = growTo(w.dem, ni)
+	w.keyOf = slab.Zeroed(w.keyOf, ni)
+	w.dem = slab.Zeroed(w.dem, ni)
 	w.order = w.order[:0]
 	w.failures = w.failures[:0]
 	hasAvoid := false
@@ -218,7 +210,7 @@ func (w *work) setup(cfg Config, req *elastico.PlacementRequest) error {
 		hasAvoid = hasAvoid || len(it.Avoid) > 0
 	}
 	w.start[ni] = total
-	w.at = growTo(w.at, int(total))
+	w.at = slab.Zeroed(w.at, int(total))
 	w.avoidOff = w.avoidOff[:0]
 	if hasAvoid {
 		w.buildAvoid()
@@ -230,7 +222,7 @@ func (w *work) setup(cfg Config, req *elastico.PlacementRequest) error {
 func (w *work) buildAvoid() {
 	items := w.req.Items
 	n := len(items)
-	w.avoidOff = growTo(w.avoidOff, n+1)
+	w.avoidOff = slab.Zeroed(w.avoidOff, n+1)
 	for i := range items {
 		for _, a := range items[i].Avoid {
 			w.avoidOff[i+1]++
@@ -240,8 +232,8 @@ func (w *work) buildAvoid() {
 	for i := range n {
 		w.avoidOff[i+1] += w.avoidOff[i]
 	}
-	w.avoid = growTo(w.avoid, int(w.avoidOff[n]))
-	fill := growTo(w.order[:0], n) // borrow order's storage; it is rebuilt later
+	w.avoid = slab.Zeroed(w.avoid, int(w.avoidOff[n]))
+	fill := slab.Zeroed(w.order[:0], n) // borrow order's storage; it is rebuilt later
 	for i := range items {
 		for _, a := range items[i].Avoid {
 			w.avoid[w.avoidOff[i]+fill[i]] = int32(a)
@@ -370,8 +362,8 @@ func (w *work) placeItem(it int32) {
 // when out is the Placement it filled (Place reuses out's slices).
 func (w *work) output(out *elastico.Placement) {
 	n := len(w.req.Items)
-	out.GPUs = growTo(out.GPUs, n)
-	out.Reasons = growTo(out.Reasons, n)
+	out.GPUs = slab.Zeroed(out.GPUs, n)
+	out.Reasons = slab.Zeroed(out.Reasons, n)
 	if out != w.slabOwner || cap(w.slab) < len(w.at) {
 		w.slab = make([]elastico.GPURef, len(w.at))
 		w.slabOwner = out
