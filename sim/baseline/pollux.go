@@ -62,7 +62,10 @@ type Pollux struct {
 	// P is the fairness knob: the exponent of the power mean of the jobs'
 	// speedups that is maximized. Zero means Pollux's default −1; lower is
 	// fairer, 1 maximizes the sum of speedups. It must be finite (the
-	// geometric mean, p = 0, is not offered: zero is the default).
+	// geometric mean, p = 0, is not offered: zero is the default). Far below
+	// −1 (about −5 and lower) the term of a job without GPUs, 10⁻³ to the
+	// power p, swamps the others beyond float64's precision, as in Pollux's
+	// own code, and ties decide: they keep running jobs where they are.
 	P float64
 	// RestartTime is δ for jobs whose Job.RestartTime is zero; zero means
 	// Pollux's 30 s.
@@ -234,11 +237,22 @@ func bestPerCount(j *elastico.Job, gpus int, maxMem float64) []*elastico.Profile
 	return best
 }
 
-// polluxOrder returns job indices in Pollux's order: least attained
-// service first, then earliest arrival, then ID.
+// polluxOrder returns job indices in the order that breaks ties: running
+// jobs first (the allocation keeps what runs when moving gains nothing),
+// then, as Pollux orders jobs, least attained service first, then earliest
+// arrival, then ID.
 func polluxOrder(st *elastico.State) []int {
 	order := fifo(st)
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(st.Jobs[a].Attained, st.Jobs[b].Attained) })
+	slices.SortStableFunc(order, func(a, b int) int {
+		ja, jb := &st.Jobs[a], &st.Jobs[b]
+		if ra, rb := ja.Running != nil, jb.Running != nil; ra != rb {
+			if ra {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(ja.Attained, jb.Attained)
+	})
 	return order
 }
 

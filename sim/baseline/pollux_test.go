@@ -118,6 +118,16 @@ func TestPollux(t *testing.T) {
 			want: map[string]string{"run": "x2", "w1": "x1", "w2": "x1"},
 		},
 		{
+			name:   "p = −20: the waiting job's 10⁻³ swamps float64, and the tie keeps the running job",
+			policy: Pollux{P: -20},
+			gpus:   1,
+			jobs: []elastico.Job{
+				job("waits", hour, 0, nil, scaling(flat)...),
+				job("runs", 0, 3600, held(1, 0), scaling(flat)...),
+			},
+			want: map[string]string{"runs": "x1", "waits": ""},
+		},
+		{
 			name: "restart penalty: a young job stays on 2 GPUs when 4 gain 2.5 %",
 			gpus: 4,
 			jobs: []elastico.Job{job("a", 2*hour-600, 0, held(2, 0), scaling(map[int]float64{1: 100, 2: 200, 4: 205})...)},
