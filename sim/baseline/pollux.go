@@ -45,11 +45,18 @@ import (
 //     over GPU counts (a knapsack, by dynamic programming), and the counts
 //     are then placed, best fit; a count that cannot be placed (fragmented
 //     nodes) falls back to the job's present assignment or a smaller count.
-//     It is deterministic.
-//   - Goodput. Pollux models goodput for any replica count, node count and
-//     batch size; here it is the family's: its GPU counts and batch sizes,
-//     with every replica on one node (the profiles' throughput), and the
-//     fair share rounded down to a count the family has.
+//     It is deterministic; ties (exact, or below float64's precision) go
+//     to running jobs, then in Pollux's job order (least attained service,
+//     then arrival), which in Pollux orders the genetic algorithm's repair.
+//   - Goodput. Pollux fits its throughput model and each job's gradient
+//     noise scale online, as the job runs, and models goodput for any
+//     replica count, node count and batch size; here it is the family's,
+//     given (an oracle, as elastico's policy gets it too): its GPU counts
+//     and batch sizes, with every replica on one node (the profiles'
+//     throughput), and the fair share rounded down to a count the family
+//     has.
+//   - Restart delay. Pollux's δ is a constant 30 s; here it is each job's
+//     Job.RestartTime (RestartTime, then 30 s, when zero).
 //   - Batch size. Pollux's agent retunes the batch size without a restart;
 //     here a change of configuration restarts the job, so it is penalized
 //     as a reallocation.
