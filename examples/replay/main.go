@@ -114,7 +114,7 @@ func main() {
 	flag.DurationVar(&o.epoch, "epoch", defaultEpoch, "ΔT, the epoch interval in simulated time")
 	flag.StringVar(&o.epochs, "epochs", "every", "every: an epoch every ΔT while a job runs or waits, as a host's loop; changes: only the first ΔT after an arrival or a completion (and heartbeats)")
 	flag.DurationVar(&o.restart, "restart", sim.DefaultCosts.Resume, "what a checkpoint and restart cost a job (a reconfiguration, a migration, a resume after preemption); the policies are told it (Job.RestartTime)")
-	flag.DurationVar(&o.heartbeat, "heartbeat", 0, "with -epochs changes, an epoch at least this often while jobs wait, for every policy (default: only tiresias, every "+baseline.TiresiasHeartbeat.String()+")")
+	flag.DurationVar(&o.heartbeat, "heartbeat", 0, "with -epochs changes, an epoch at least this often while jobs wait, for every policy (default: tiresias every "+baseline.TiresiasHeartbeat.String()+", pollux every "+baseline.PolluxInterval.String()+", the others none)")
 	flag.BoolVar(&o.strictFlaps, "strict-flaps", false, "fail a policy's run at its first flap (a plan undone with nothing changed) instead of counting it; tiresias's and pollux's are always only counted")
 	flag.BoolVar(&o.capacity, "capacity", false, "also find the GPUs each policy needs to match volcano's average JCT (slow)")
 	flag.IntVar(&o.parallel, "parallel", 0, "simulations at once (default GOMAXPROCS)")
