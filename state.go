@@ -47,6 +47,13 @@ type Carry struct {
 	// (pds keeps it with iac.Learner), so that the same State and Carry
 	// give the same Plan. Bounded in size; sorted by Victim, Aggressor.
 	CoRuns []CoRun
+	// Restarts[jobID] counts the job's restarts as the Plans made them: a
+	// resume after preemption, a move or a reshape, every (re)start after
+	// the first. The entry appears, at 0, at the job's first start, so a
+	// job with none has not run under these Plans. A scheduler that
+	// discounts a reallocation by the time a job has already lost to
+	// restarts reads it (the simulator's Pollux baseline); pds does not.
+	Restarts map[string]int
 }
 
 // CoRun is one learned correction: jobs of model family Victim (a
@@ -116,6 +123,11 @@ func (s *State) Validate() error {
 			return invalid("state", "", path+".LogRatio", "is NaN or infinite")
 		case checkNumber(c.Weight) != "":
 			return invalid("state", "", path+".Weight", checkNumber(c.Weight))
+		}
+	}
+	for i := 0; len(s.Carry.Restarts) > 0 && i < len(s.Jobs); i++ {
+		if j := &s.Jobs[i]; s.Carry.Restarts[j.ID] < 0 {
+			return invalid("job", j.ID, "Carry.Restarts", fmt.Sprintf("is %d, want ≥ 0", s.Carry.Restarts[j.ID]))
 		}
 	}
 	return s.validateJobs(gpus)

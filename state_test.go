@@ -80,6 +80,9 @@ func TestValidate(t *testing.T) {
 		{"two bad penalties: the first in family order", func(s *State) {
 			s.Carry.Penalties = map[string]map[string]float64{"train": {"b64x2": math.Inf(1), "b32": math.NaN()}}
 		}, "job", "train", "Carry.Penalties[b32]"},
+		{"negative carried restart count", func(s *State) {
+			s.Carry.Restarts = map[string]int{"train": 0, "serve": -1}
+		}, "job", "serve", "Carry.Restarts"},
 		{"zero Now", func(s *State) { s.Now = time.Time{} }, "state", "", "Now"},
 		{"zero throughput", func(s *State) { s.Jobs[1].Family[0].Throughput = 0 }, "job", "serve", "Family[0].Throughput"},
 		{"GPU memory in MiB", func(s *State) { s.Cluster.Nodes[0].GPUs[1].Memory = 40960 }, "gpu", "g1", "Memory"},

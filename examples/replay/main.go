@@ -10,15 +10,15 @@
 // Policies: elastico, its ablations elastico-no-rst (fixed configuration),
 // elastico-no-esp (greedy first fit), elastico-no-iac (memory-only
 // co-location) and elastico-no-pds (no reservation, no coordinated
-// reconfiguration), and the baselines volcano, lucid and tiresias.
+// reconfiguration), and the baselines volcano, lucid, tiresias and pollux.
 //
 // Epochs fall every ΔT (-epoch, default 1 min) while a job runs or waits,
 // as a host's loop calls Epoch; -epochs changes calls the policy only after
 // an arrival or a completion, the simulator's old event-driven mode. A
 // policy's flaps (a plan undone with nothing changed, sim.Flap) are counted
 // in the flaps column; with -strict-flaps the first one fails the run, as
-// the simulator's Stability invariant does by default. Tiresias's flaps are
-// always only counted (2D-LAS swaps jobs back by design).
+// the simulator's Stability invariant does by default. Tiresias's and
+// Pollux's flaps are always only counted (they swap jobs back by design).
 //
 // With -out DIR it writes table.txt, summary.json, summary.csv, jobs.csv
 // (every job of every run) and three PNG plots. With -json it prints the
@@ -57,8 +57,9 @@ const defaultEpoch = time.Minute
 
 // policies are the policy names, in report order.
 // Tiresias's 2D-LAS swaps jobs back by design (a job preempted for one of
-// less attained service resumes once that one has attained as much): its
-// flaps are counted, not failed.
+// less attained service resumes once that one has attained as much), and so
+// can Pollux (its restart penalty eases as jobs age, and its fair share
+// moves with the number of jobs): their flaps are counted, not failed.
 var policies = []struct {
 	name       string
 	help       string
@@ -78,6 +79,7 @@ var policies = []struct {
 	{baseline.VolcanoName, "Volcano-like gang FIFO with backfill, whole GPUs", func() (elastico.Scheduler, error) { return baseline.Volcano{}, nil }, 0, false},
 	{baseline.LucidName, "Lucid: shortest estimated GPU-time first (run times learned from finished jobs), affine pairs by sharing score", func() (elastico.Scheduler, error) { return &baseline.Lucid{}, nil }, 0, false},
 	{baseline.TiresiasName, "Tiresias-like 2D-LAS", func() (elastico.Scheduler, error) { return baseline.Tiresias{}, nil }, baseline.TiresiasHeartbeat, true},
+	{baseline.PolluxName, "Pollux-like goodput-optimizing GPU counts and batch sizes, p = −1, restart penalty, whole GPUs", func() (elastico.Scheduler, error) { return baseline.Pollux{}, nil }, baseline.PolluxInterval, true},
 }
 
 func pdsWith(a pds.Ablation) func() (elastico.Scheduler, error) {
@@ -103,7 +105,7 @@ func main() {
 	flag.Float64Var(&o.load, "load", 1.0, "offered load: 1.0 = the requested GPU-time arrives at the cluster's capacity (0: the trace's own arrival times)")
 	flag.IntVar(&o.seeds, "seeds", 5, "seeds (each replays another window of the trace)")
 	flag.IntVar(&o.jobs, "jobs", 0, "jobs per window (default 6 per GPU, at most 3,072)")
-	flag.StringVar(&o.policies, "policies", "", "comma-separated policies (default elastico,volcano,lucid,tiresias; \"all\" adds the ablations): "+policyNames())
+	flag.StringVar(&o.policies, "policies", "", "comma-separated policies (default elastico,volcano,lucid,tiresias,pollux; \"all\" adds the ablations): "+policyNames())
 	flag.BoolVar(&o.json, "json", false, "print the JSON summary instead of the table")
 	flag.StringVar(&o.out, "out", "", "write table, JSON, CSV, per-job CSV and plots into this folder")
 	flag.Float64Var(&o.inference, "inference", 0, "fraction of single-GPU training jobs turned into offline LLM inference jobs (a modelled family)")
@@ -112,8 +114,8 @@ func main() {
 	flag.DurationVar(&o.epoch, "epoch", defaultEpoch, "ΔT, the epoch interval in simulated time")
 	flag.StringVar(&o.epochs, "epochs", "every", "every: an epoch every ΔT while a job runs or waits, as a host's loop; changes: only the first ΔT after an arrival or a completion (and heartbeats)")
 	flag.DurationVar(&o.restart, "restart", sim.DefaultCosts.Resume, "what a checkpoint and restart cost a job (a reconfiguration, a migration, a resume after preemption); the policies are told it (Job.RestartTime)")
-	flag.DurationVar(&o.heartbeat, "heartbeat", 0, "with -epochs changes, an epoch at least this often while jobs wait, for every policy (default: only tiresias, every "+baseline.TiresiasHeartbeat.String()+")")
-	flag.BoolVar(&o.strictFlaps, "strict-flaps", false, "fail a policy's run at its first flap (a plan undone with nothing changed) instead of counting it; tiresias's are always only counted")
+	flag.DurationVar(&o.heartbeat, "heartbeat", 0, "with -epochs changes, an epoch at least this often while jobs wait, for every policy (default: tiresias every "+baseline.TiresiasHeartbeat.String()+", pollux every "+baseline.PolluxInterval.String()+", the others none)")
+	flag.BoolVar(&o.strictFlaps, "strict-flaps", false, "fail a policy's run at its first flap (a plan undone with nothing changed) instead of counting it; tiresias's and pollux's are always only counted")
 	flag.BoolVar(&o.capacity, "capacity", false, "also find the GPUs each policy needs to match volcano's average JCT (slow)")
 	flag.IntVar(&o.parallel, "parallel", 0, "simulations at once (default GOMAXPROCS)")
 	flag.Parse()

@@ -13,11 +13,11 @@ import (
 func TestReplaySmall(t *testing.T) {
 	dir := t.TempDir()
 	var out bytes.Buffer
-	o := options{gpus: 16, seeds: 2, jobs: 30, load: 1.5, policies: "volcano,lucid,tiresias", out: dir, inference: 0.3, floor: 0.5}
+	o := options{gpus: 16, seeds: 2, jobs: 30, load: 1.5, policies: "volcano,lucid,tiresias,pollux", out: dir, inference: 0.3, floor: 0.5}
 	if err := run(context.Background(), o, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"volcano", "lucid", "tiresias", "JCT gain vs volcano", "16 GPUs", "preempt/job", "flaps"} {
+	for _, want := range []string{"volcano", "lucid", "tiresias", "pollux", "JCT gain vs volcano", "16 GPUs", "preempt/job", "flaps"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
@@ -37,7 +37,7 @@ func TestReplaySmall(t *testing.T) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Policies) != 3 {
+	if len(s.Policies) != 4 {
 		t.Fatalf("%d policies in the JSON", len(s.Policies))
 	}
 	for _, p := range s.Policies {

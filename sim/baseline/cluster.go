@@ -257,6 +257,10 @@ func (pl *planner) plan() *elastico.Plan {
 			if from.ConfigID != to.ConfigID {
 				mid = append(mid, elastico.Action{Kind: elastico.Reconfigure, JobID: j.ID, From: from, To: to, Launch: pl.launch(j, to)})
 			}
+		case subset(from.GPUs, to.GPUs) || subset(to.GPUs, from.GPUs):
+			// No replica goes to a GPU it was not on: a restart in place,
+			// growing or shrinking (Pollux's reshapes).
+			mid = append(mid, elastico.Action{Kind: elastico.Reconfigure, JobID: j.ID, From: from, To: to, Launch: pl.launch(j, to)})
 		default:
 			mid = append(mid, elastico.Action{Kind: elastico.Migrate, JobID: j.ID, From: from, To: to, Launch: pl.launch(j, to)})
 		}
@@ -283,6 +287,16 @@ func sameGPUs(a, b []string) bool {
 	slices.Sort(x)
 	slices.Sort(y)
 	return slices.Equal(x, y)
+}
+
+// subset reports whether every GPU of a is in b.
+func subset(a, b []string) bool {
+	for _, g := range a {
+		if !slices.Contains(b, g) {
+			return false
+		}
+	}
+	return true
 }
 
 // requested returns the job's requested configuration: by the simulator's
