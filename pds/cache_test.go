@@ -86,7 +86,7 @@ func TestPredictionCacheKeepsPlans(t *testing.T) {
 		for i := range 10 {
 			k := r.IntN(len(st.Jobs))
 			st.Jobs[k].ID = fmt.Sprintf("e%d-%d", epoch, i)
-			st.Jobs[k].Running = nil
+			st.Jobs[k].Running, st.Jobs[k].Observed = nil, elastico.Observation{}
 		}
 	}
 	if reprofiled == 0 {

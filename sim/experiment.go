@@ -17,7 +17,9 @@ import (
 )
 
 // Policy is a named scheduler. New returns a fresh scheduler for each run,
-// so that runs can go in parallel and none sees another's state.
+// so that runs can go in parallel and none sees another's state. A New
+// made by ReadingTruth builds its scheduler from the run's ground truth:
+// a bound, which reports label as one (Outcome.Bounds).
 type Policy struct {
 	Name string
 	New  func() (elastico.Scheduler, error)
@@ -76,6 +78,9 @@ type Outcome struct {
 	Failures []Failure
 	// Workloads[s] describes seed s's jobs.
 	Workloads []WorkloadStats
+	// Bounds are the policies that read the ground truth (TruthReader),
+	// by name, with what they know that no real scheduler does.
+	Bounds map[string]string
 }
 
 // Jobs binds the trace for one seed (as Run does).
@@ -142,6 +147,12 @@ func (e *Experiment) Execute(ctx context.Context) (*Outcome, error) {
 					return fmt.Errorf("%s, seed %d: %w", e.Policies[p].Name, e.Seeds[s], err)
 				}
 				mu.Lock()
+				if b, ok := pol.(TruthReader); ok {
+					if out.Bounds == nil {
+						out.Bounds = map[string]string{}
+					}
+					out.Bounds[e.Policies[p].Name] = b.Bound()
+				}
 				if err != nil {
 					out.Failures = append(out.Failures, Failure{Policy: e.Policies[p].Name, Seed: e.Seeds[s], Err: err})
 				} else {
@@ -234,13 +245,20 @@ type Summary struct {
 	SpanHours   float64 `json:"span_hours"`
 	// Failures are the runs that failed ("policy, seed n: error").
 	Failures []string `json:"failures,omitempty"`
+	// Bounds are the policies that read the ground truth (Outcome.Bounds):
+	// bounds, not results; the table labels them.
+	Bounds map[string]string `json:"bounds,omitempty"`
+	// Saturated is true when every job was submitted at t = 0
+	// (WorkloadOptions.Saturated): the table reports makespan and work per
+	// GPU-hour instead of throughput over the arrival window.
+	Saturated bool `json:"saturated,omitempty"`
 }
 
 // Summarize computes every metric's mean and CI over seeds, and its ratio
 // and gain against the baseline policy (no ratios when baseline is not in
 // the outcome).
 func Summarize(o *Outcome, baseline string) *Summary {
-	s := &Summary{Baseline: baseline, GPUs: o.GPUs, Seeds: o.Seeds}
+	s := &Summary{Baseline: baseline, GPUs: o.GPUs, Seeds: o.Seeds, Bounds: o.Bounds}
 	for _, f := range o.Failures {
 		s.Failures = append(s.Failures, fmt.Sprintf("%s, seed %d: %v", f.Policy, f.Seed, f.Err))
 	}
@@ -250,6 +268,7 @@ func Summarize(o *Outcome, baseline string) *Summary {
 		s.Inference += float64(w.Inference) / n
 		s.OfferedLoad += w.OfferedLoad / n
 		s.SpanHours += w.Span / 3600 / n
+		s.Saturated = s.Saturated || w.Saturated
 	}
 	// A failed run's metrics are all NaN: left out of N and of the ratios.
 	metrics := make([][]Metrics, len(o.Policies))

@@ -318,7 +318,7 @@ func gavelType(f *Family, localBatch int) gavel.JobType {
 
 // trainingConfig evaluates one training configuration of a Gavel family.
 func (t *Truth) trainingConfig(f *Family, localBatch, gpus int) (Variant, error) {
-	kind, ok := t.kindIdx[gavelType(f, localBatch).String()]
+	kind, ok := t.trainingKind(f, localBatch)
 	if !ok {
 		return Variant{}, fmt.Errorf("sim: family %q: no kind for batch %d", f.Name, localBatch)
 	}
@@ -365,7 +365,7 @@ func (t *Truth) trainingConfig(f *Family, localBatch, gpus int) (Variant, error)
 	}
 	c := Variant{
 		Configuration: elastico.Configuration{
-			ID: fmt.Sprintf("b%dx%d", localBatch, gpus), BatchSize: global, GPUs: gpus,
+			ID: trainingID(localBatch, gpus), BatchSize: global, GPUs: gpus,
 		},
 		LocalBatch:       localBatch,
 		Throughput:       cons * float64(gpus) * perStep,

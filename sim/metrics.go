@@ -40,8 +40,7 @@ func (s *simulation) rates() {
 			sp := 1.0
 			for _, k := range s.gpus[g].res {
 				if k != j {
-					v, _ := truth.Speed(c.Kind, k.Configs[k.cfg].Kind)
-					sp *= v
+					sp *= truth.kindSpeed(c.Kind, k.Configs[k.cfg].Kind)
 				}
 			}
 			speed = math.Min(speed, sp)

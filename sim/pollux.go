@@ -132,7 +132,7 @@ func PolluxTruth() (*Truth, error) {
 			},
 		}
 		for i, l := range pa.locals {
-			addKind(Kind{Name: fmt.Sprintf("%s (local batch %d)", name, l), SM: sm[i]})
+			addKind(Kind{Name: polluxKindName(name, l), SM: sm[i]})
 		}
 		for _, n := range polluxGPUs {
 			for _, l := range pa.locals {
@@ -241,7 +241,7 @@ func sortedDigits(s string) string {
 // polluxConfig evaluates one configuration of a Pollux family.
 func (t *Truth) polluxConfig(f *Family, local, gpus int) (Variant, error) {
 	pa := f.pollux
-	kind, ok := t.kindIdx[fmt.Sprintf("%s (local batch %d)", f.Name, local)]
+	kind, ok := t.trainingKind(f, local)
 	if !ok {
 		return Variant{}, fmt.Errorf("sim: family %q: local batch %d not measured", f.Name, local)
 	}
@@ -293,7 +293,7 @@ func (t *Truth) polluxConfig(f *Family, local, gpus int) (Variant, error) {
 	}
 	return Variant{
 		Configuration: elastico.Configuration{
-			ID: fmt.Sprintf("b%dx%d", local, gpus), BatchSize: local * gpus, GPUs: gpus, AMP: pa.amp,
+			ID: trainingID(local, gpus), BatchSize: local * gpus, GPUs: gpus, AMP: pa.amp,
 		},
 		LocalBatch: local, Throughput: cons, SpreadThroughput: spread,
 		SM: t.kinds[kind].SM, Memory: f.mem.Replica(local, false, pa.amp), CPU: trainCPU, RAM: trainRAM,

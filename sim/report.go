@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -17,17 +19,30 @@ import (
 // TableColumns are the metrics of the comparison table, in order.
 var TableColumns = []string{"jct_avg", "jct_p95", "jct_infer_avg", "queue_avg", "throughput", "sm_util", "shared_time", "shared_speed", "floor_attainment", "reconfig_per_gpu_h", "migrate_per_gpu_h", "preempt_per_job", "flaps", "epoch_ms"}
 
+// SaturatedColumns replace TableColumns when every job was submitted at
+// t = 0 (Summary.Saturated): there is no arrival window to average
+// throughput over, so the table gives the makespan and the work per
+// GPU-hour.
+var SaturatedColumns = []string{"jct_avg", "jct_p95", "queue_avg", "makespan", "work_per_gpu_h", "sm_util_makespan", "shared_time", "shared_speed", "reconfig_per_gpu_h", "migrate_per_gpu_h", "preempt_per_job", "flaps", "epoch_ms"}
+
 // WriteTable prints the comparison: one row per policy, each metric of
-// TableColumns as mean ± 95 % CI (a column no policy has a value for, such
-// as inference JCT without inference jobs, is left out), and, against the
-// baseline, the JCT and throughput gains.
+// TableColumns (SaturatedColumns for a saturated summary) as mean ± 95 %
+// CI (a column no policy has a value for, such as inference JCT without
+// inference jobs, is left out), and, against the baseline, the JCT and
+// throughput gains (JCT and makespan gains when saturated; work per
+// GPU-hour's gain is the makespan's, the same work on the same GPUs). A
+// policy that reads the ground truth is labelled a bound.
 func WriteTable(w io.Writer, s *Summary) error {
 	defs := map[string]MetricDef{}
 	for _, d := range MetricDefs {
 		defs[d.Key] = d
 	}
+	columns, gains, gainLabels := TableColumns, []string{"jct_avg", "throughput"}, []string{"JCT", "thr"}
+	if s.Saturated {
+		columns, gains, gainLabels = SaturatedColumns, []string{"jct_avg", "makespan"}, []string{"JCT", "makespan"}
+	}
 	var cols []string
-	for _, k := range TableColumns {
+	for _, k := range columns {
 		for _, p := range s.Policies {
 			if !math.IsNaN(p.Metrics[k].Mean) {
 				cols = append(cols, k)
@@ -46,21 +61,43 @@ func WriteTable(w io.Writer, s *Summary) error {
 		head = append(head, h)
 	}
 	base := s.Baseline
-	head = append(head, "JCT gain vs "+base, "thr gain vs "+base)
+	for _, g := range gainLabels {
+		head = append(head, g+" gain vs "+base)
+	}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, p := range s.Policies {
-		row := []string{p.Policy}
+		name := p.Policy
+		if b, ok := s.Bounds[name]; ok {
+			name += " (bound: " + b + ")"
+		}
+		row := []string{name}
 		for _, k := range cols {
 			row = append(row, fmtStat(p.Metrics[k].Stat))
 		}
-		row = append(row, fmtGain(p.Metrics["jct_avg"].Gain), fmtGain(p.Metrics["throughput"].Gain))
+		for _, g := range gains {
+			row = append(row, fmtGain(p.Metrics[g].Gain))
+		}
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%d GPUs, %.0f jobs (%.0f inference) per seed over %.1f h of arrivals, offered load %.2f; %d seeds; mean ± 95 %% CI\n",
-		s.GPUs, s.Jobs, s.Inference, s.SpanHours, s.OfferedLoad, len(s.Seeds))
+	var err error
+	if s.Saturated {
+		_, err = fmt.Fprintf(w, "%d GPUs, %.0f jobs (%.0f inference) per seed, all submitted at t = 0 (saturated); %d seeds; mean ± 95 %% CI\n",
+			s.GPUs, s.Jobs, s.Inference, len(s.Seeds))
+	} else {
+		_, err = fmt.Fprintf(w, "%d GPUs, %.0f jobs (%.0f inference) per seed over %.1f h of arrivals, offered load %.2f; %d seeds; mean ± 95 %% CI\n",
+			s.GPUs, s.Jobs, s.Inference, s.SpanHours, s.OfferedLoad, len(s.Seeds))
+	}
+	if err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Bounds)) {
+		if _, err := fmt.Fprintf(w, "%s is a bound, not a result: it reads the ground truth (%s)\n", name, s.Bounds[name]); err != nil {
+			return err
+		}
+	}
 	for _, f := range s.Failures {
 		if _, err := fmt.Fprintf(w, "FAILED: %s\n", f); err != nil {
 			return err
@@ -132,7 +169,9 @@ func toJSONStat(s Stat) jsonStat { return jsonStat{jsonFloat(s.Mean), jsonFloat(
 
 // WriteJSON writes the summary: per policy, each metric's mean, ci95 and n,
 // its ratio to the baseline ("ratio_vs_<baseline>": policy / baseline) and
-// its gain (> 1 is better), each with mean and ci95 over seeds.
+// its gain (> 1 is better), each with mean and ci95 over seeds; "bounds"
+// names the policies that read the ground truth, and "saturated" marks a
+// batch submitted at t = 0.
 func WriteJSON(w io.Writer, s *Summary, meta map[string]any) error {
 	type metric struct {
 		jsonStat
@@ -145,19 +184,22 @@ func WriteJSON(w io.Writer, s *Summary, meta map[string]any) error {
 		Metrics map[string]metric `json:"metrics"`
 	}
 	out := struct {
-		Baseline    string         `json:"baseline"`
-		GPUs        int            `json:"gpus"`
-		Seeds       []uint64       `json:"seeds"`
-		Jobs        jsonFloat      `json:"jobs_per_seed"`
-		Inference   jsonFloat      `json:"inference_jobs_per_seed"`
-		OfferedLoad jsonFloat      `json:"offered_load"`
-		SpanHours   jsonFloat      `json:"arrival_span_hours"`
-		Meta        map[string]any `json:"meta,omitempty"`
-		Failures    []string       `json:"failures,omitempty"`
-		Metrics     []MetricDef    `json:"metric_definitions"`
-		Policies    []policy       `json:"policies"`
+		Baseline    string            `json:"baseline"`
+		GPUs        int               `json:"gpus"`
+		Seeds       []uint64          `json:"seeds"`
+		Jobs        jsonFloat         `json:"jobs_per_seed"`
+		Inference   jsonFloat         `json:"inference_jobs_per_seed"`
+		OfferedLoad jsonFloat         `json:"offered_load"`
+		SpanHours   jsonFloat         `json:"arrival_span_hours"`
+		Meta        map[string]any    `json:"meta,omitempty"`
+		Failures    []string          `json:"failures,omitempty"`
+		Bounds      map[string]string `json:"bounds,omitempty"`
+		Saturated   bool              `json:"saturated,omitempty"`
+		Metrics     []MetricDef       `json:"metric_definitions"`
+		Policies    []policy          `json:"policies"`
 	}{Baseline: s.Baseline, GPUs: s.GPUs, Seeds: s.Seeds, Jobs: jsonFloat(s.Jobs), Inference: jsonFloat(s.Inference),
-		OfferedLoad: jsonFloat(s.OfferedLoad), SpanHours: jsonFloat(s.SpanHours), Meta: meta, Metrics: MetricDefs, Failures: s.Failures}
+		OfferedLoad: jsonFloat(s.OfferedLoad), SpanHours: jsonFloat(s.SpanHours), Meta: meta, Metrics: MetricDefs, Failures: s.Failures,
+		Bounds: s.Bounds, Saturated: s.Saturated}
 	units := map[string]string{}
 	for _, d := range MetricDefs {
 		units[d.Key] = d.Unit

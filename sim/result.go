@@ -26,6 +26,11 @@ type Result struct {
 	// averaged over [0, WindowEnd], while load is offered. Makespan is the
 	// last completion.
 	WindowEnd, Makespan float64
+	// MinGPUTime is the finished jobs' work valued at the fewest
+	// GPU-seconds each could take: under its most GPU-efficient
+	// configuration, alone, at the better of its two placements' rates
+	// (the work_per_gpu_h metric).
+	MinGPUTime float64
 
 	smArea, busyArea, thrArea float64
 	// job-seconds of progress, of it on a shared GPU, and speed × time there
@@ -88,6 +93,7 @@ func (s *simulation) finishResult() {
 		if j.done {
 			jr.Finish = j.finish
 			r.Makespan = math.Max(r.Makespan, j.finish)
+			r.MinGPUTime += j.Work * minGPUSecondsPerWork(j.Job)
 		}
 		r.Jobs[i] = jr
 	}
@@ -164,6 +170,7 @@ var MetricDefs = []MetricDef{
 	{"epoch_ms", "epoch", "ms", false, "mean wall-clock latency of one Epoch call"},
 	{"epoch_p99_ms", "epoch p99", "ms", false, "99th percentile Epoch latency"},
 	{"makespan", "makespan", "h", false, "time of the last completion"},
+	{"work_per_gpu_h", "work/GPU-h", "", true, "GPU-hours of work finished per GPU-hour of makespan (all GPUs), a job's work valued at the fewest GPU-hours it could take (its most GPU-efficient configuration, alone; Result.MinGPUTime): at most 1 without sharing a GPU, above 1 only by sharing"},
 	{"unfinished", "unfinished", "jobs", false, "jobs not finished by the horizon"},
 }
 
@@ -237,6 +244,10 @@ func (r *Result) Metrics() Metrics {
 	}
 	m["epoch_ms"], m["epoch_p99_ms"] = mean(lat), quantile(lat, 0.99)
 	m["makespan"] = r.Makespan / 3600
+	m["work_per_gpu_h"] = math.NaN()
+	if r.Makespan > 0 && r.GPUs > 0 {
+		m["work_per_gpu_h"] = r.MinGPUTime / (float64(r.GPUs) * r.Makespan)
+	}
 	waited := 0.0
 	for _, w := range r.waitArea {
 		waited += w
@@ -282,4 +293,18 @@ func quantile(xs []float64, q float64) float64 {
 	hi := min(lo+1, len(s)-1)
 	w := pos - float64(lo)
 	return s[lo]*(1-w) + s[hi]*w
+}
+
+// minGPUSecondsPerWork is the fewest GPU-seconds one unit of j's work can
+// take: over its configurations, GPUs / rate alone, at the faster of one
+// server and several (co-location only slows a job down).
+func minGPUSecondsPerWork(j *Job) float64 {
+	best := math.Inf(1)
+	for i := range j.Configs {
+		c := &j.Configs[i]
+		if r := math.Max(c.Goodput(false), c.Goodput(true)); r > 0 {
+			best = math.Min(best, float64(c.GPUs)/r)
+		}
+	}
+	return best
 }

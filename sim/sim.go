@@ -98,7 +98,8 @@ type simulation struct {
 
 // Run simulates cfg.Jobs under cfg.Policy until every job finishes (or the
 // horizon). It returns an *InvariantError (wrapping ErrInvariant) the moment
-// an invariant breaks, and the policy's error if an epoch fails.
+// an invariant breaks, and the policy's error if an epoch fails. A
+// TruthReader policy is first bound to cfg.Truth.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	s, err := newSimulation(cfg)
 	if err != nil {
@@ -114,6 +115,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 func newSimulation(cfg Config) (*simulation, error) {
 	if err := cfg.resolve(); err != nil {
 		return nil, err
+	}
+	if b, ok := cfg.Policy.(TruthReader); ok {
+		if err := b.BindTruth(cfg.Truth); err != nil {
+			return nil, fmt.Errorf("sim: %s: %w", cfg.Name, err)
+		}
 	}
 	s := &simulation{cfg: cfg, nextEpoch: math.Inf(1), lastEpoch: math.Inf(-1)}
 	s.jobs = make([]jobState, len(cfg.Jobs))

@@ -65,6 +65,10 @@ type WorkloadOptions struct {
 	// ProfileNoise is the relative standard deviation of the throughput a
 	// profiler would measure (0: profiles are exact).
 	ProfileNoise float64
+	// Saturated submits the whole window at t = 0: a fixed batch, whose
+	// makespan and work per GPU-hour measure throughput free of the
+	// offered load. It needs Load 0.
+	Saturated bool
 }
 
 // WorkloadStats says what the binding did.
@@ -76,6 +80,8 @@ type WorkloadStats struct {
 	TimeScale       float64 // factor applied to the trace's arrival times
 	// OfferedLoad is the requested GPU-time over the span's capacity.
 	OfferedLoad float64
+	// Saturated: every job arrives at t = 0 (WorkloadOptions.Saturated).
+	Saturated bool
 }
 
 // Workload binds a trace's jobs to this ground truth (see WorkloadOptions).
@@ -98,6 +104,9 @@ func (t *Truth) Workload(tr *Trace, o WorkloadOptions) ([]Job, WorkloadStats, er
 	}
 	if o.Jobs < 0 {
 		return nil, st, fmt.Errorf("sim: workload: Jobs %d, want ≥ 0", o.Jobs)
+	}
+	if o.Saturated && o.Load != 0 {
+		return nil, st, fmt.Errorf("sim: workload: Saturated submits every job at t = 0; Load %g, want 0", o.Load)
 	}
 	if tr == nil || len(tr.Jobs) == 0 {
 		return nil, st, fmt.Errorf("sim: workload: empty trace")
@@ -150,7 +159,11 @@ func (t *Truth) Workload(tr *Trace, o WorkloadOptions) ([]Job, WorkloadStats, er
 	t0 := jobs[0].Arrival
 	for i := range jobs {
 		jobs[i].Arrival -= t0
+		if o.Saturated {
+			jobs[i].Arrival = 0
+		}
 	}
+	st.Saturated = o.Saturated
 	span := jobs[len(jobs)-1].Arrival
 	st.TimeScale = 1
 	if o.Load > 0 {

@@ -11,6 +11,13 @@
 // elastico-no-esp (greedy first fit), elastico-no-iac (memory-only
 // co-location) and elastico-no-pds (no reservation, no coordinated
 // reconfiguration), and the baselines volcano, lucid, tiresias and pollux.
+// elastico-oracle, pds with the ground truth's own slowdowns for predictor,
+// is a bound on what a perfect predictor would give, labelled as one; it
+// is never a default.
+//
+// With -saturated N, each seed's window of N jobs is submitted at t = 0
+// (a fixed batch) and the table gives the makespan and the work per
+// GPU-hour instead of throughput over the arrival window.
 //
 // Epochs fall every ΔT (-epoch, default 1 min) while a job runs or waits,
 // as a host's loop calls Epoch; -epochs changes calls the policy only after
@@ -76,6 +83,7 @@ var policies = []struct {
 	{"elastico-no-esp", "ablation −ESP: greedy first fit instead of prices", pdsWith(pds.Ablation{GreedyFirstFit: true}), 0, false},
 	{"elastico-no-iac", "ablation −IAC: memory-only co-location", pdsWith(pds.Ablation{MemoryOnlyColocation: true}), 0, false},
 	{"elastico-no-pds", "ablation −PDS: no reservation, no coordinated reconfiguration", pdsWith(pds.Ablation{NoReservation: true, NoCoordinatedReconfiguration: true}), 0, false},
+	{"elastico-oracle", "bound, not a result: pds with a perfect predictor, the ground truth's slowdowns (oracle.go)", oraclePDS, 0, false},
 	{baseline.VolcanoName, "Volcano-like gang FIFO with backfill, whole GPUs", func() (elastico.Scheduler, error) { return baseline.Volcano{}, nil }, 0, false},
 	{baseline.LucidName, "Lucid: shortest estimated GPU-time first (run times learned from finished jobs), affine pairs by sharing score", func() (elastico.Scheduler, error) { return &baseline.Lucid{}, nil }, 0, false},
 	{baseline.TiresiasName, "Tiresias-like 2D-LAS", func() (elastico.Scheduler, error) { return baseline.Tiresias{}, nil }, baseline.TiresiasHeartbeat, true},
@@ -94,6 +102,7 @@ type options struct {
 	epochs                            string // every|changes; "": every
 	json, capacity, strictFlaps       bool
 	parallel                          int
+	saturated                         int // jobs submitted at t = 0; 0: arrivals at -load
 }
 
 func main() {
@@ -118,6 +127,7 @@ func main() {
 	flag.BoolVar(&o.strictFlaps, "strict-flaps", false, "fail a policy's run at its first flap (a plan undone with nothing changed) instead of counting it; tiresias's and pollux's are always only counted")
 	flag.BoolVar(&o.capacity, "capacity", false, "also find the GPUs each policy needs to match volcano's average JCT (slow)")
 	flag.IntVar(&o.parallel, "parallel", 0, "simulations at once (default GOMAXPROCS)")
+	flag.IntVar(&o.saturated, "saturated", 0, "submit N jobs of each seed's window at t = 0 instead of arrivals at -load: the table gives makespan and work per GPU-hour")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -224,13 +234,17 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	if jobs == 0 {
 		jobs = min(6*o.gpus, 3072)
 	}
+	load, jobs, err := saturate(o, jobs)
+	if err != nil {
+		return err
+	}
 	seeds := make([]uint64, o.seeds)
 	for i := range seeds {
 		seeds[i] = uint64(i + 1)
 	}
 	e := &sim.Experiment{
 		Truth: truth, Trace: tr, GPUs: o.gpus, Seeds: seeds, Policies: pols, Parallel: o.parallel, KeepGoing: true,
-		Workload: sim.WorkloadOptions{Load: o.load, Jobs: jobs, InferenceFraction: o.inference, InferenceFloor: o.floor, ProfileNoise: o.noise},
+		Workload: sim.WorkloadOptions{Load: load, Jobs: jobs, InferenceFraction: o.inference, InferenceFloor: o.floor, ProfileNoise: o.noise, Saturated: o.saturated > 0},
 		Run: sim.Config{Epoch: o.epoch, Epochs: mode, Heartbeat: o.heartbeat, AllowFlaps: !o.strictFlaps,
 			Costs: sim.Costs{Reconfigure: o.restart, Migrate: o.restart, Resume: o.restart}},
 		Progress: sim.TerminalProgress(os.Stderr, fmt.Sprintf("replaying %s on %d GPUs:", tr.Name, o.gpus)),
@@ -250,7 +264,7 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	sawTruth := slices.Contains(iac.DefaultGPUs, strings.ToLower(truth.GPU.Model))
 	meta := map[string]any{
 		"predictor": pred.Info().Label, "predictor_trained_on_ground_truth": sawTruth,
-		"trace": tr.Name, "format": tr.Format, "ground_truth_gpu": truth.GPU.Model, "load": o.load, "jobs_per_window": jobs,
+		"trace": tr.Name, "format": tr.Format, "ground_truth_gpu": truth.GPU.Model, "load": load, "jobs_per_window": jobs,
 		"inference_fraction": o.inference, "epoch": o.epoch.String(), "epochs": mode.String(), "heartbeat": o.heartbeat.String(), "strict_flaps": o.strictFlaps,
 		"costs": sim.Costs{Reconfigure: o.restart, Migrate: o.restart, Resume: o.restart}, "wall_seconds": time.Since(start).Seconds(), "cpus": runtime.GOMAXPROCS(0),
 		"co_location_model": truth.CoLocationFit,
