@@ -11,5 +11,8 @@
 // [JobSpec]. The controller answers with the [Decision] annotations
 // (elastico.io/status, elastico.io/config, elastico.io/node, elastico.io/gpus,
 // ...) and with elastico.io/env, the launch parameters as KEY=VALUE lines
-// that a container reads through a downward-API volume.
+// that a container reads through a downward-API volume. A running container
+// may report the throughput it measured in the [Observed] annotations
+// (elastico.io/observed-rate, -since, -generation), which the controller
+// hands the scheduler as elastico.Job.Observed.
 package annotation

@@ -1,7 +1,7 @@
 package annotation
 
 // The annotation and label keys. Every key the controller writes starts
-// with Prefix; it never writes a key outside it.
+// with Prefix; it never writes a key outside it, nor the Observed ones.
 const (
 	Prefix = "elastico.io/"
 
@@ -26,6 +26,13 @@ const (
 	Action      = Prefix + "action"         // the last Plan action applied: start, reconfigure, migrate
 	Env         = Prefix + "env"            // launch parameters, KEY=VALUE lines
 	AdmittedCnd = Prefix + "Admitted"       // the pod condition type the controller sets
+
+	// Observation annotations, written by the workload (its launcher, a
+	// sidecar) and only read by the controller: the throughput the pod
+	// measured, since when, and under which generation (see Observed).
+	ObservedRate       = Prefix + "observed-rate"       // in the profiles' unit: "412.5"
+	ObservedSince      = Prefix + "observed-since"      // RFC 3339: "2026-03-01T12:04:00Z"
+	ObservedGeneration = Prefix + "observed-generation" // ELASTICO_GENERATION: "3"
 
 	// SharingLabel on a node says whether its GPUs may be shared between
 	// jobs: "mps" (an MPS control daemon runs on the node) or "none".

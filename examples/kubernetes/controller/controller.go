@@ -11,6 +11,7 @@ import (
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/examples/kubernetes/annotation"
+	"github.com/elastico/elastico/internal/stint"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -96,6 +97,10 @@ type Controller struct {
 	said map[string]string
 	// statusAt is when the status of each waiting pod was last written.
 	statusAt map[types.UID]time.Time
+	// stints says since when each running job has run as it runs now,
+	// beside the neighbours it has now: the throughputs its pod reports
+	// count only from then on (see observe).
+	stints stint.Tracker
 }
 
 type written struct {
@@ -198,6 +203,7 @@ func (c *Controller) Step(ctx context.Context) (*Epoch, error) {
 	}
 	pods = c.overlay(pods)
 	s := buildState(c.cfg.Now(), pods, nodes, options{gpuResource: c.cfg.GPUResource, schedulerName: c.cfg.SchedulerName})
+	s.observe(&c.stints)
 	s.state.Carry = c.carry
 	c.report(s.problems)
 	ep := &Epoch{State: &s.state}

@@ -9,7 +9,10 @@
 //
 // Every decision lives on its pod, so a restarted controller rebuilds the
 // same State from the cluster: nothing but the scheduler's warm-start
-// prices (elastico.Carry) is kept in memory. Pods that did not opt in are
-// never written to; a pod whose annotation does not parse is left alone and
-// gets an Event that says why.
+// prices (elastico.Carry) and when each running pod's GPU neighbours last
+// changed is kept in memory. A running pod's own throughput report (the
+// elastico.io/observed-* annotations) becomes its Job.Observed when it was
+// measured under the pod's present generation and neighbours. Pods that did
+// not opt in are never written to; a pod whose annotation does not parse is
+// left alone and gets an Event that says why.
 package controller

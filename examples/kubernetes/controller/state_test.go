@@ -3,9 +3,11 @@ package controller
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/examples/kubernetes/annotation"
+	"github.com/elastico/elastico/internal/stint"
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -166,5 +168,101 @@ func TestBuildStateHostResources(t *testing.T) {
 		{ID: "a/gpu0", Memory: 16, Shared: true}, {ID: "a/gpu1", Memory: 16, Shared: true}}}
 	if diff := cmp.Diff([]elastico.Node{want}, s.state.Cluster.Nodes); diff != "" {
 		t.Errorf("cluster (-want +got):\n%s", diff)
+	}
+}
+
+// running marks a bound pod's containers as started.
+func running(p *v1.Pod) *v1.Pod {
+	p.Status.Phase = v1.PodRunning
+	return p
+}
+
+// reporting gives a pod the observation annotations: rate since epoch0 +
+// sinceMin minutes, under generation gen.
+func reporting(p *v1.Pod, rate string, sinceMin int, gen string) *v1.Pod {
+	p.Annotations[annotation.ObservedRate] = rate
+	p.Annotations[annotation.ObservedSince] = epoch0.Add(time.Duration(sinceMin) * time.Minute).Format(time.RFC3339)
+	p.Annotations[annotation.ObservedGeneration] = gen
+	return p
+}
+
+func TestObserve(t *testing.T) {
+	// Two epochs: the controller sees before at epoch0 and after ten
+	// minutes later; x's pod reports in after.
+	x := func() *v1.Pod { return running(admitted(newPod("x", 0, oneGPU), "small", "a", true, 0)) }
+	y := func() *v1.Pod { return running(admitted(newPod("y", 1, oneGPU), "small", "a", true, 0)) }
+	tests := []struct {
+		name         string
+		before       []*v1.Pod
+		after        []*v1.Pod
+		want         elastico.Observation // x's
+		wantProblems []string
+	}{
+		{name: "a window begun within the stint", before: []*v1.Pod{x(), y()}, after: []*v1.Pod{reporting(x(), "87.5", 2, "1"), y()},
+			want: elastico.Observation{Rate: 87.5, Over: 8 * time.Minute}},
+		{name: "a window begun as the controller first saw the pod", before: []*v1.Pod{x()}, after: []*v1.Pod{reporting(x(), "90", 0, "1")},
+			want: elastico.Observation{Rate: 90, Over: 10 * time.Minute}},
+		{name: "a window begun before the controller saw the pod", before: []*v1.Pod{x()}, after: []*v1.Pod{reporting(x(), "90", -1, "1")}},
+		{name: "a neighbour arrived after the window began", before: []*v1.Pod{x()}, after: []*v1.Pod{reporting(x(), "60", 2, "1"), y()}},
+		{name: "a neighbour left after the window began", before: []*v1.Pod{x(), y()}, after: []*v1.Pod{reporting(x(), "60", 2, "1")}},
+		{name: "another generation's rate", before: []*v1.Pod{x()}, after: []*v1.Pod{reporting(x(), "90", 2, "2")}},
+		{name: "a pod not bound yet", before: []*v1.Pod{x()}, after: []*v1.Pod{func() *v1.Pod {
+			p := reporting(x(), "90", 2, "1")
+			p.Spec.NodeName, p.Status.Phase = "", v1.PodPending
+			return p
+		}()}},
+		{name: "a pod whose containers have not started", before: []*v1.Pod{x()}, after: []*v1.Pod{func() *v1.Pod {
+			p := reporting(x(), "90", 2, "1")
+			p.Status.Phase = v1.PodPending
+			return p
+		}()}},
+		{name: "a waiting pod", before: []*v1.Pod{newPod("x", 0, oneGPU)}, after: []*v1.Pod{reporting(newPod("x", 0, oneGPU), "90", 2, "1")}},
+		{name: "a rate that does not parse: an Event, the job is still planned", before: []*v1.Pod{x()}, after: []*v1.Pod{reporting(x(), "fast", 2, "1")},
+			wantProblems: []string{`ElasticoInvalidObservation: observation ignored: annotation: elastico.io/observed-rate is "fast"`}},
+		{name: "a rate without its window", before: []*v1.Pod{x()}, after: []*v1.Pod{func() *v1.Pod {
+			p := x()
+			p.Annotations[annotation.ObservedRate] = "90"
+			return p
+		}()}, wantProblems: []string{"ElasticoInvalidObservation: elastico.io/observed-since is missing"}},
+		{name: "a window begun after the controller's now", before: []*v1.Pod{x()}, after: []*v1.Pod{reporting(x(), "90", 11, "1")},
+			wantProblems: []string{"ElasticoInvalidObservation: elastico.io/observed-since is later than the controller's clock"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			nodes := []*v1.Node{gpuNode("a", 2, 40960, "mps")}
+			var tr stint.Tracker
+			s := buildState(epoch0, tt.before, nodes, testOptions)
+			s.observe(&tr)
+			s = buildState(epoch0.Add(10*time.Minute), tt.after, nodes, testOptions)
+			s.observe(&tr)
+			if err := s.state.Validate(); err != nil {
+				t.Fatalf("the State does not validate: %v", err)
+			}
+			jp := s.jobs["ns/x"]
+			if jp == nil {
+				t.Fatal("job ns/x is not in the State")
+			}
+			if jp.job.Observed != tt.want {
+				t.Errorf("Observed = %+v, want %+v", jp.job.Observed, tt.want)
+			}
+			for _, j := range s.state.Jobs {
+				if j.ID != "ns/x" && j.Observed != (elastico.Observation{}) {
+					t.Errorf("job %s: Observed = %+v, want none", j.ID, j.Observed)
+				}
+			}
+			if len(s.problems) != len(tt.wantProblems) {
+				t.Errorf("got %d problems, want %d: %+v", len(s.problems), len(tt.wantProblems), s.problems)
+			}
+			for _, want := range tt.wantProblems {
+				reason, sub, _ := strings.Cut(want, ": ")
+				found := false
+				for _, p := range s.problems {
+					found = found || (p.reason == reason && p.obj == jp.pod && strings.Contains(p.message, sub))
+				}
+				if !found {
+					t.Errorf("no problem %q among %+v", want, s.problems)
+				}
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/internal/stint"
 )
 
 // Config configures an Adapter. Slurm, Scheduler, StateDir and GPUMemory
@@ -23,12 +25,19 @@ type Config struct {
 	Slurm     Slurm
 	Scheduler elastico.Scheduler
 	// StateDir holds the journal (journal.json), the lock and, unless EnvDir
-	// says otherwise, the per-run environment files (env/).
+	// and ProgressDir say otherwise, the per-run environment files (env/)
+	// and the jobs' progress files (progress/).
 	StateDir string
 	// EnvDir is where the TaskProlog reads each run's environment; default
 	// StateDir/env. Jobs read it as their users: it must be world-readable
 	// and, on a multi-node cluster, shared with the compute nodes.
 	EnvDir string
+	// ProgressDir is where running jobs report their throughput, one file
+	// per job named by its ID (see Progress); default StateDir/progress.
+	// The adapter makes it writable by every user, sticky like /tmp, and
+	// reads only files owned by the job's user. On a multi-node cluster it
+	// must be shared with the compute nodes.
+	ProgressDir string
 	// GPUMemory is every GPU's memory in GiB (Slurm does not know it; at
 	// most elastico.MaxGPUMemory, which catches MiB) and GPUModel its model
 	// name, for the State.
@@ -72,6 +81,14 @@ func (c *Config) validate() error {
 	if c.EnvDir == "" {
 		c.EnvDir = filepath.Join(c.StateDir, "env")
 	}
+	if c.ProgressDir == "" {
+		c.ProgressDir = filepath.Join(c.StateDir, "progress")
+	}
+	// Jobs find their file in their environment, which a TaskProlog can
+	// only export unquoted.
+	if !filepath.IsAbs(c.ProgressDir) || strings.ContainsAny(c.ProgressDir, " \t\n\r'\"\\$`") {
+		return fmt.Errorf("adapter: Config.ProgressDir %q must be an absolute path without blanks, quotes, '\\', '$' or '`'", c.ProgressDir)
+	}
 	if c.RequeueDelay == 0 {
 		c.RequeueDelay = 2 * time.Second
 	}
@@ -106,6 +123,13 @@ type Adapter struct {
 	missing map[int]int
 	// status remembers when each waiting job's AdminComment was last set.
 	status map[int]statusMark
+	// stints says since when each running job has run as it runs now,
+	// beside the neighbours it has now: its progress reports count only
+	// from then on (see observe).
+	stints stint.Tracker
+	// uids caches lookupUID's answers, by user name.
+	uids      map[string]uint32
+	lookupUID func(name string) (string, error)
 }
 
 // New opens (or creates) the state directory, takes its lock and loads the
@@ -120,6 +144,14 @@ func New(cfg Config) (*Adapter, error) {
 	if err := os.MkdirAll(cfg.EnvDir, 0o755); err != nil {
 		return nil, fmt.Errorf("adapter: %w", err)
 	}
+	if err := os.MkdirAll(cfg.ProgressDir, 0o755); err != nil {
+		return nil, fmt.Errorf("adapter: %w", err)
+	}
+	// Jobs run as their users and write their own files; the sticky bit
+	// keeps each user from replacing another's.
+	if err := os.Chmod(cfg.ProgressDir, 0o777|fs.ModeSticky); err != nil {
+		return nil, fmt.Errorf("adapter: %w", err)
+	}
 	lock, err := lockDir(cfg.StateDir)
 	if err != nil {
 		return nil, err
@@ -129,7 +161,8 @@ func New(cfg Config) (*Adapter, error) {
 		lock.Close()
 		return nil, err
 	}
-	a := &Adapter{cfg: cfg, log: cfg.Logger, jr: jr, lock: lock, said: map[string]string{}, missing: map[int]int{}, status: map[int]statusMark{}}
+	a := &Adapter{cfg: cfg, log: cfg.Logger, jr: jr, lock: lock, said: map[string]string{}, missing: map[int]int{}, status: map[int]statusMark{},
+		uids: map[string]uint32{}, lookupUID: lookupUID}
 	n := 0
 	for _, r := range jr.jobs {
 		if r.active() {
@@ -264,6 +297,7 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 			delete(a.jr.jobs, id)
 			delete(a.missing, id)
 			removeEnv(a.cfg.EnvDir, id)
+			os.Remove(progressFile(a.cfg.ProgressDir, id))
 			if err := a.save(); err != nil {
 				return rep, err
 			}
@@ -433,6 +467,7 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 	if len(state.Jobs) == 0 {
 		return rep, nil
 	}
+	a.observe(state, byID)
 
 	// 4. Plan and apply.
 	ectx, cancel := context.WithTimeout(ctx, a.cfg.EpochTimeout)

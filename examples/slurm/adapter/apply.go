@@ -337,6 +337,7 @@ func (a *Adapter) env(r *Record, j *elastico.Job, p *elastico.Profile, base elas
 		"ELASTICO_CONFIG="+p.Config.ID,
 		"ELASTICO_GENERATION="+strconv.Itoa(r.Gen),
 		"ELASTICO_GPUS="+strings.Join(r.GPUs, ","),
+		"ELASTICO_PROGRESS_FILE="+progressFile(a.cfg.ProgressDir, r.SlurmID),
 		"ELASTICO_SHARED="+shared,
 		"ELASTICO_SLURM_GRES="+r.Gres,
 	)

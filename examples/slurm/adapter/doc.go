@@ -11,6 +11,11 @@
 // into the job, and releases it. A reconfiguration requeues the job and
 // releases it again under the new configuration on the same GPUs.
 //
+// A running job may report its throughput in its progress file (a
+// [Progress] line in [Config.ProgressDir], ELASTICO_PROGRESS_FILE in the
+// job); the adapter hands it to the scheduler as elastico.Job.Observed
+// when it was measured under the job's present launch and neighbours.
+//
 // Safety: every step is written to a journal (one file, replaced
 // atomically) before Slurm hears of it, and checks Slurm's state before it
 // acts, so a restart of the adapter or of slurmctld repeats nothing and

@@ -45,6 +45,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	var (
 		state    = fs.String("state", "/var/lib/elastico", "state directory: journal, lock, per-run environment files")
 		envDir   = fs.String("env", "", "where the TaskProlog reads each run's environment (default STATE/env; must be readable by jobs on every compute node)")
+		progress = fs.String("progress", "", "where running jobs write their progress files (default STATE/progress; made world-writable and sticky; must be shared with every compute node)")
 		conf     = fs.String("slurm-conf", os.Getenv("SLURM_CONF"), "slurm.conf (default: $SLURM_CONF or Slurm's own default)")
 		bin      = fs.String("slurm-bin", "", "directory of squeue, sinfo and scontrol (default: $PATH)")
 		families = fs.String("families", "", "directory that \"elastico:@file\" comments may name (default: none, such comments are refused)")
@@ -70,6 +71,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	if *envDir == "" {
 		*envDir = filepath.Join(*state, "env")
 	}
+	if *progress != "" {
+		if *progress, err = filepath.Abs(*progress); err != nil {
+			return err
+		}
+	}
 	if *install {
 		prolog := filepath.Join(*state, "taskprolog.sh")
 		if err := adapter.InstallTaskProlog(prolog, *envDir); err != nil {
@@ -94,6 +100,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		Scheduler:    sched,
 		StateDir:     *state,
 		EnvDir:       *envDir,
+		ProgressDir:  *progress,
 		GPUMemory:    *memory,
 		GPUModel:     *model,
 		FamilyDir:    *families,
