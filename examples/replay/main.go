@@ -7,7 +7,9 @@
 //	go run ./examples/replay -trace philly.csv -format philly
 //	go run ./examples/replay -trace openb_pod_list_default.csv -format openb   # the user's copy of Alibaba's v2023 trace
 //
-// Policies: elastico, its ablations elastico-no-rst (fixed configuration),
+// Policies: elastico, elastico-paper-tau (pds under the paper's Eq. 11,
+// without learning from co-runs), its ablations elastico-no-learn (the
+// predictor's answers uncorrected), elastico-no-rst (fixed configuration),
 // elastico-no-esp (greedy first fit), elastico-no-iac (memory-only
 // co-location) and elastico-no-pds (no reservation, no coordinated
 // reconfiguration), and the baselines volcano, lucid, tiresias and pollux.
