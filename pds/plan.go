@@ -53,6 +53,12 @@ func (e *epoch) plan() *elastico.Plan {
 			}
 		}
 	}
+	idle := 0
+	for g := range e.ngpu {
+		if e.resOff[g+1] == e.resOff[g] {
+			idle++
+		}
+	}
 	reasons := make([]string, nWait)
 	assigns := make([]elastico.Assignment, nAssign)
 	ids := make([]string, nIDs)
@@ -107,6 +113,9 @@ func (e *epoch) plan() *elastico.Plan {
 		switch {
 		case e.same[j]:
 			// Keeps running as it is.
+			if why := e.notGrown(int32(j), idle); why != "" {
+				d.Status.Reasons = []string{why}
+			}
 		case sets.Subset(from.GPUs, to.GPUs) || sets.Subset(to.GPUs, from.GPUs):
 			// No replica leaves for a GPU it was not on: a checkpoint and a
 			// restart where it is (growing or shrinking in place).
@@ -325,4 +334,30 @@ func (e *epoch) sinceMap() map[string]time.Time {
 		}
 	}
 	return m
+}
+
+// notGrown says why running job j, kept as it runs, was not grown while
+// idle GPUs GPUs are idle in the plan: "" when none is, or when it runs
+// within 5 % of the goodput of its best configuration the market had.
+func (e *epoch) notGrown(j int32, idle int) string {
+	js := &e.jobs[j]
+	if idle == 0 || js.n == 0 || js.cur < 0 {
+		return ""
+	}
+	g := e.famG[e.famOff[j]:e.famOff[j+1]]
+	best := js.cur
+	for o := js.first; o < js.first+js.n; o++ {
+		if k := e.optFam[o]; g[k] > g[best] {
+			best = k
+		}
+	}
+	if g[best] <= 1.05*g[js.cur] {
+		return ""
+	}
+	cur, to := &js.job.Family[js.cur], &js.job.Family[best]
+	share := 100 * g[js.cur] / g[best]
+	if extra := to.Demand.GPUs - cur.Demand.GPUs; extra > idle {
+		return fmt.Sprintf("runs at %.0f %% of the goodput of its best configuration %s, which needs %d more GPUs; %d are idle", share, to.Config.ID, extra, idle)
+	}
+	return fmt.Sprintf("runs at %.0f %% of the goodput of its best configuration %s with %d GPUs idle: growing it gains less than its restart costs over the horizon (Config.Horizon) and γ0 at this epoch's prices, or finds no room on its nodes", share, to.Config.ID, idle)
 }
