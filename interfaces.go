@@ -22,6 +22,16 @@ type Predictor interface {
 	Slowdown(victim, aggressor *Profile) float64
 }
 
+// StablePredictor is what a Predictor may also be: one whose answer
+// depends on the two profiles alone and never changes once built (a
+// trained model, such as iac's MLP). A scheduler may then keep its answers
+// from one epoch to the next (pds does, by profile content).
+type StablePredictor interface {
+	Predictor
+	// StableAnswers marks the type; it does nothing.
+	StableAnswers()
+}
+
 // PriceSolver picks one configuration per job (or none) under capacity: the
 // ESP problem (elastic shadow pricing). esp.New returns the default.
 type PriceSolver interface {
@@ -169,6 +179,17 @@ type PlacementItem struct {
 	Quiet bool
 }
 
+// GPULimits is what a Placer may also be: it says how full it fills one
+// GPU, so that a scheduler that checks placements itself (pds puts jobs
+// back where they ran, and holds GPUs for waiting jobs) keeps to the same
+// limits. A Placer that is not one is taken to allow an SM share of 1 and
+// any number of jobs per shared GPU.
+type GPULimits interface {
+	// GPULimits returns the most SM share one GPU holds and the most jobs
+	// one shared GPU holds (0: no limit).
+	GPULimits() (smOversubscription float64, maxJobsPerGPU int)
+}
+
 // Placement is a Placer's answer.
 type Placement struct {
 	// GPUs[i] holds item i's GPUs, one per replica, or nil if it was not
@@ -176,6 +197,11 @@ type Placement struct {
 	GPUs [][]GPURef
 	// Reasons[i] says why item i was not placed ("" when it was).
 	Reasons []string
+	// Codes[i] classifies an item that was not placed: Interference when
+	// it found room only beside neighbours the sharing rule forbids it,
+	// Unplaceable otherwise. A Placer may leave Codes nil: every item not
+	// placed is then Unplaceable.
+	Codes []Code
 }
 
 // ProfileRequest names what to profile: a job family under one

@@ -49,6 +49,13 @@ func NewMLP(cols []Column, layers []Layer, maxSlowdown float64, info ModelInfo) 
 
 var _ elastico.Predictor = (*MLP)(nil)
 
+// StableAnswers marks the MLP as an elastico.StablePredictor: its answer
+// depends on the two profiles alone, and it never changes once built, so a
+// scheduler may keep its answers between epochs.
+func (m *MLP) StableAnswers() {}
+
+var _ elastico.StablePredictor = (*MLP)(nil)
+
 // Slowdown returns Ŝ_{victim|aggressor} ≥ 1 (elastico.Predictor). It
 // allocates nothing.
 func (m *MLP) Slowdown(victim, aggressor *elastico.Profile) float64 {

@@ -240,7 +240,7 @@ func (c *counting) SlowdownPrepared(v, a []float64) (float64, error) {
 	return c.p.SlowdownPrepared(v, a)
 }
 
-func (c *counting) immutable() {}
+func (c *counting) StableAnswers() {}
 
 // gavelTypes are Gavel's V100 job types, and gavelBatches each model's
 // batch sizes.

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/elastico/elastico"
-	"github.com/elastico/elastico/iac"
 )
 
 // predCache keeps an immutable predictor's answers from one epoch to the
@@ -128,20 +127,10 @@ type interned struct {
 }
 
 // cacheable reports whether p's answers depend on the two profiles alone
-// and never change: the default *iac.MLP is immutable once built.
+// and never change (elastico.StablePredictor, as the default iac.MLP is).
 func cacheable(p elastico.Predictor) bool {
-	switch p.(type) {
-	case *iac.MLP, immutablePredictor:
-		return true
-	}
-	return false
-}
-
-// immutablePredictor marks a Predictor of this package's tests as
-// cacheable (a wrapper that counts an *iac.MLP's calls).
-type immutablePredictor interface {
-	elastico.Predictor
-	immutable()
+	_, ok := p.(elastico.StablePredictor)
+	return ok
 }
 
 // The cache is swept when it holds more than sweepFactor times the

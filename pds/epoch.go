@@ -7,7 +7,6 @@ import (
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/iac"
 	"github.com/elastico/elastico/internal/slab"
-	"github.com/elastico/elastico/placement"
 	"github.com/elastico/elastico/rst"
 )
 
@@ -183,8 +182,8 @@ func (e *epoch) init(s *Scheduler, st *elastico.State) {
 	e.stats = elastico.Stats{}
 	clear(e.whyCache)
 	e.overs, e.maxJobs = 1, 0
-	if p, ok := s.placer.(*placement.Placer); ok {
-		e.overs, e.maxJobs = p.Config().Oversubscription, p.Config().MaxJobsPerGPU
+	if p, ok := s.placer.(elastico.GPULimits); ok {
+		e.overs, e.maxJobs = p.GPULimits()
 	}
 	cl := &st.Cluster
 	e.index(cl)

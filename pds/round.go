@@ -3,7 +3,6 @@ package pds
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/internal/slab"
@@ -296,8 +295,8 @@ func (e *epoch) takePlacement(r *result, m int) error {
 			if why := e.keptApart(int32(j)); why != "" {
 				r.code[j] = elastico.Interference
 				r.reason[j] += why
-			} else if e.s.ownPlacer && strings.HasPrefix(r.reason[j], placement.ReasonLoud) {
-				// The placer judged by this epoch's rule (see buildItems).
+			} else if len(e.place.Codes) == len(e.items) && e.place.Codes[it] == elastico.Interference {
+				// The placer judged by this epoch's rule (placerPredictor).
 				r.code[j] = elastico.Interference
 				if loud == "" {
 					loud = placement.ReasonLoud + e.lim.String()

@@ -3,6 +3,8 @@ package placement
 import (
 	"math"
 	"strconv"
+
+	"github.com/elastico/elastico"
 )
 
 // ReasonLoud begins the reason of an item that waits because every GPU
@@ -17,6 +19,7 @@ func (w *work) why(it int32, avoided bool) {
 	d := &w.dem[it]
 	b := w.rbuf
 	w.rfrom[it] = int32(len(b))
+	w.codes[it] = elastico.Unplaceable
 	switch {
 	case d.GPUMemory > w.maxGPUMem+1e-9*math.Max(1, w.maxGPUMem):
 		b = append(b, "needs "...)
@@ -42,6 +45,7 @@ func (w *work) why(it int32, avoided bool) {
 	case avoided:
 		b = append(b, "every GPU with room holds a job it must not share a GPU with"...)
 	case w.loud:
+		w.codes[it] = elastico.Interference
 		b = append(b, ReasonLoud...)
 		if _, ok := w.req.Predictor.(PairJudge); ok {
 			b = append(b, "what the request's judge allows"...)

@@ -37,6 +37,12 @@ func New(cfg Config) (*Placer, error) {
 // Config returns the configuration in force, defaults filled in.
 func (p *Placer) Config() Config { return p.cfg }
 
+// GPULimits implements elastico.GPULimits: the SM share and the jobs one
+// GPU holds at most (Config.Oversubscription, Config.MaxJobsPerGPU).
+func (p *Placer) GPULimits() (float64, int) { return p.cfg.Oversubscription, p.cfg.MaxJobsPerGPU }
+
+var _ elastico.GPULimits = (*Placer)(nil)
+
 // Place implements elastico.Placer. It returns an error wrapping
 // elastico.ErrInvalid for a malformed request (naming the item and the
 // field), or the context's error if it is cancelled; out is then
@@ -112,6 +118,7 @@ type work struct {
 	// Item i's reason is rbuf[rfrom[i]:rto[i]].
 	rbuf       []byte
 	rfrom, rto []int32
+	codes      []elastico.Code // per item not placed: Unplaceable or Interference
 	slab       []elastico.GPURef // the last output's GPU sets
 	slabOwner  *elastico.Placement
 	avoidOff   []int32 // CSR of the symmetric Avoid relation; nil when empty
@@ -187,6 +194,7 @@ func (w *work) setup(cfg Config, req *elastico.PlacementRequest) error {
 	w.placed = slab.Zeroed(w.placed, ni)
 	w.rfrom = slab.Zeroed(w.rfrom, ni)
 	w.rto = slab.Zeroed(w.rto, ni)
+	w.codes = slab.Zeroed(w.codes, ni)
 	w.rbuf = w.rbuf[:0]
 	w.keyOf = slab.Zeroed(w.keyOf, ni)
 	w.dem = slab.Zeroed(w.dem, ni)
@@ -364,6 +372,7 @@ func (w *work) output(out *elastico.Placement) {
 	n := len(w.req.Items)
 	out.GPUs = slab.Zeroed(out.GPUs, n)
 	out.Reasons = slab.Zeroed(out.Reasons, n)
+	out.Codes = slab.Zeroed(out.Codes, n)
 	if out != w.slabOwner || cap(w.slab) < len(w.at) {
 		w.slab = make([]elastico.GPURef, len(w.at))
 		w.slabOwner = out
@@ -373,6 +382,7 @@ func (w *work) output(out *elastico.Placement) {
 	for i := range n {
 		if !w.placed[i] {
 			out.Reasons[i] = reasons[w.rfrom[i]:w.rto[i]]
+			out.Codes[i] = w.codes[i]
 			continue
 		}
 		s, e := w.start[i], w.start[i+1]
