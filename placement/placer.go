@@ -118,7 +118,7 @@ type work struct {
 	// Item i's reason is rbuf[rfrom[i]:rto[i]].
 	rbuf       []byte
 	rfrom, rto []int32
-	codes      []elastico.Code // per item not placed: Unplaceable or Interference
+	codes      []elastico.Code   // per item not placed: Unplaceable or Interference
 	slab       []elastico.GPURef // the last output's GPU sets
 	slabOwner  *elastico.Placement
 	avoidOff   []int32 // CSR of the symmetric Avoid relation; nil when empty
