@@ -26,6 +26,36 @@
 //     job's [Decision] has a [Status] saying why it waits. Keep Plan.Carry for
 //     the next State.
 //
+// From a cluster and two jobs to an applied Plan (the package's Example
+// runs a longer one):
+//
+//	gpu := func(id string) elastico.GPU { return elastico.GPU{ID: id, Memory: 80, Shared: true} }
+//	node := elastico.Node{ID: "n0", CPU: 64, RAM: 512, GPUs: []elastico.GPU{gpu("g0"), gpu("g1")}}
+//	job := func(id string) elastico.Job {
+//		return elastico.Job{ID: id, Optimizer: elastico.AdaScale, Family: []elastico.Profile{{
+//			Family: id, Config: elastico.Configuration{ID: "x1", BatchSize: 64, GPUs: 1},
+//			Demand: elastico.Demand{GPUs: 1, SM: 0.5, GPUMemory: 20, CPU: 4, RAM: 16},
+//			Throughput: 100, // samples/s, measured (package profiler) or from rst
+//		}}}
+//	}
+//	st := elastico.State{Now: time.Now(), Cluster: elastico.Cluster{Nodes: []elastico.Node{node}},
+//		Jobs: []elastico.Job{job("resnet"), job("bert")}}
+//	s, err := pds.New(pds.Config{})
+//	if err != nil { ... }
+//	for {
+//		plan, err := s.Epoch(ctx, &st)
+//		if err != nil { ... } // a *ValidationError names the job and the field
+//		for _, a := range plan.Actions {
+//			run(a) // preempt, migrate, reconfigure or start, with a.Launch's parameters
+//		}
+//		for i, d := range plan.Decisions {
+//			st.Jobs[i].Running = d.Assignment // nil: it waits, and d.Status says why
+//		}
+//		st.Carry = plan.Carry
+//		time.Sleep(5 * time.Second) // then refresh Now, jobs, and what each measured (Job.Observed)
+//		st.Now = time.Now()
+//	}
+//
 // Data are plain structs; behaviour sits behind five small interfaces
 // ([Scheduler], [PriceSolver], [Predictor], [Placer], [Profiler]), each with
 // a default implementation in its own package. [State.Validate] rejects bad
