@@ -15,9 +15,13 @@ type Node struct {
 
 // GPU is one device. IDs are unique across the whole cluster.
 type GPU struct {
-	ID    string
-	Model string // e.g. "V100"; matched against profiles' Hardware.GPUModel by hosts that care
-	SMs   int    // streaming multiprocessors (informational; shares are fractions)
+	ID string
+	// Model names the GPU model, e.g. "V100". A profile runs only on GPUs
+	// of its Hardware.GPUModel (see Profile.RunsOn): its throughput, SM
+	// share and memory were measured there. Empty: a GPU any profile may
+	// use, as a host that does not tell its models apart has it.
+	Model string
+	SMs   int // streaming multiprocessors (informational; shares are fractions)
 	// Memory is in GiB, at most MaxGPUMemory.
 	Memory float64
 	// Shared says more than one job may run on this GPU at once (MPS or an

@@ -65,6 +65,16 @@
 // Class is not its job's, a zero throughput, and an SGD or Adam job whose
 // family has several batch sizes but no ReferenceBatch are all errors.
 //
+// Clusters may mix GPU models. A profile says which model it was measured
+// or estimated for (Hardware.GPUModel, spelt as the cluster's GPU.Model;
+// Interpolated when nobody measured it), and its configuration runs only
+// on GPUs of that model ([Profile.RunsOn]); an empty model, on a profile or
+// a GPU, runs on any. A job that may run on several models has a profile
+// per model for each configuration, each with its own Config.ID (package
+// rst builds such families, rst.GavelFamilyOn from measured and estimated
+// models), and [State.Validate] rejects a job none of whose profiles runs
+// on a model the cluster has.
+//
 // Units: SM shares in GPUs (1.0 = all SMs of one GPU), GPU memory and host
 // RAM in GiB, CPU in cores, throughput in the job's own unit per second.
 package elastico

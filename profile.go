@@ -123,7 +123,13 @@ func (cs *Counters) Has(c Counter) bool { return cs.Present&(1<<c) != 0 }
 // Hardware is the signature a profile was measured under; a profile from one
 // signature is not evidence about another.
 type Hardware struct {
-	GPUModel string // e.g. "NVIDIA A100-SXM4-40GB"
+	// GPUModel is the GPU model the profile was measured (or, Interpolated,
+	// estimated) for, spelt as the cluster's GPU.Model, e.g. "V100".
+	// A scheduler places the profile's configuration only on GPUs of that
+	// model; empty: on any GPU. A job whose cluster mixes models has a
+	// profile per model for each configuration it may run there (package
+	// rst builds such families, and estimates a model nobody measured).
+	GPUModel string
 	Driver   string
 	MIG      bool
 	MPS      bool
@@ -158,6 +164,13 @@ type Profile struct {
 	// computed it from a model (rst.LLMInferenceFamily). A measurement of
 	// the same configuration replaces it.
 	Interpolated bool
+}
+
+// RunsOn reports whether the profile's configuration may run on a GPU of
+// the given model: the models are equal, or either is empty (not told).
+func (p *Profile) RunsOn(gpuModel string) bool {
+	m := p.Hardware.GPUModel
+	return m == "" || gpuModel == "" || m == gpuModel
 }
 
 // Goodput returns Throughput × Efficiency: progress per second in

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/elastico/elastico/internal/chunk"
@@ -76,6 +77,7 @@ func (s *State) Validate() error {
 	}
 	gpus := make(map[string]*GPU, s.Cluster.NumGPUs())
 	nodes := make(map[string]bool, len(s.Cluster.Nodes))
+	var models gpuModels
 	for i := range s.Cluster.Nodes {
 		n := &s.Cluster.Nodes[i]
 		path := func() string { return "Cluster.Nodes[" + strconv.Itoa(i) + "].ID" }
@@ -111,6 +113,7 @@ func (s *State) Validate() error {
 			if g.SMs < 0 {
 				return invalid("gpu", g.ID, "SMs", "is negative")
 			}
+			models.add(g.Model)
 		}
 	}
 	if r, ok := s.Carry.Prices.check(); !ok {
@@ -130,14 +133,54 @@ func (s *State) Validate() error {
 			return invalid("job", j.ID, "Carry.Restarts", fmt.Sprintf("is %d, want ≥ 0", s.Carry.Restarts[j.ID]))
 		}
 	}
-	return s.validateJobs(gpus)
+	return s.validateJobs(gpus, &models)
+}
+
+// gpuModels are the distinct GPU models of a cluster, in cluster order.
+type gpuModels struct {
+	names []string
+	any   bool // some GPU names no model: every profile runs there
+}
+
+func (m *gpuModels) add(name string) {
+	if name == "" {
+		m.any = true
+	} else if !slices.Contains(m.names, name) {
+		m.names = append(m.names, name)
+	}
+}
+
+// runsAnywhere reports whether some profile of the family may run on some
+// GPU of the cluster (a cluster without GPUs is not this check's business).
+func (m *gpuModels) runsAnywhere(family []Profile) bool {
+	if m.any || len(m.names) == 0 {
+		return true
+	}
+	for k := range family {
+		if g := family[k].Hardware.GPUModel; g == "" || slices.Contains(m.names, g) {
+			return true
+		}
+	}
+	return false
+}
+
+// noModel says why a family runs on no GPU model of the cluster.
+func (m *gpuModels) noModel(family []Profile) string {
+	var have []string
+	for k := range family {
+		if g := family[k].Hardware.GPUModel; !slices.Contains(have, g) {
+			have = append(have, g)
+		}
+	}
+	return fmt.Sprintf("has profiles for GPU models %s only, and the cluster's GPUs are %s: a profile runs only on GPUs of its Hardware.GPUModel (an empty GPUModel, on a profile or a GPU, runs on any)",
+		strings.Join(have, ", "), strings.Join(m.names, ", "))
 }
 
 // validateJobs returns the first problem with a job, in job order: its ID
 // (empty or a duplicate), then the rest. The IDs go through one map, in
 // order; the rest of a job's checks read only the job and the GPU map, so
 // large States check them in parallel chunks (20,000 jobs: 17 ms serial).
-func (s *State) validateJobs(gpus map[string]*GPU) error {
+func (s *State) validateJobs(gpus map[string]*GPU, models *gpuModels) error {
 	n := len(s.Jobs)
 	var idErr error
 	idAt := n // the checks below stop before the first bad ID
@@ -165,7 +208,7 @@ func (s *State) validateJobs(gpus map[string]*GPU) error {
 	chunk.Do(idAt, w, func(c, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			j := &s.Jobs[i]
-			if err := j.validate(gpus, s.Carry.Penalties[j.ID]); err != nil {
+			if err := j.validate(gpus, models, s.Carry.Penalties[j.ID]); err != nil {
 				errs[c] = err
 				return
 			}
@@ -182,7 +225,7 @@ func (s *State) validateJobs(gpus map[string]*GPU) error {
 // validate checks the job, and its carried penalties (pen) in the order of
 // its family: a scheduler reads no others, and the first bad one is the
 // same every time (a map's order is not).
-func (j *Job) validate(gpus map[string]*GPU, pen map[string]float64) error {
+func (j *Job) validate(gpus map[string]*GPU, models *gpuModels, pen map[string]float64) error {
 	if j.Class != Training && j.Class != Inference {
 		return invalid("job", j.ID, "Class", fmt.Sprintf("is %d, want Training or Inference", int(j.Class)))
 	}
@@ -253,6 +296,9 @@ func (j *Job) validate(gpus map[string]*GPU, pen map[string]float64) error {
 	if j.Floor > best {
 		return invalid("job", j.ID, "Floor", fmt.Sprintf("is %g, above every configuration's throughput (best %g)", j.Floor, best))
 	}
+	if !models.runsAnywhere(j.Family) {
+		return invalid("job", j.ID, "Family", models.noModel(j.Family))
+	}
 	if a := j.Running; a != nil {
 		p, ok := j.Profile(a.ConfigID)
 		if !ok {
@@ -267,6 +313,9 @@ func (j *Job) validate(gpus map[string]*GPU, pen map[string]float64) error {
 			}
 			if slices.Contains(a.GPUs[:k], g) {
 				return invalid("job", j.ID, fmt.Sprintf("Running.GPUs[%d]", k), fmt.Sprintf("%q is listed twice", g))
+			}
+			if m := gpus[g].Model; !p.RunsOn(m) {
+				return invalid("job", j.ID, fmt.Sprintf("Running.GPUs[%d]", k), fmt.Sprintf("%q is a %s, and configuration %q was profiled for %s", g, m, a.ConfigID, p.Hardware.GPUModel))
 			}
 		}
 	}

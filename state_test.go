@@ -93,6 +93,13 @@ func TestValidate(t *testing.T) {
 		{"Adam without a reference batch", func(s *State) {
 			s.Jobs[0].Optimizer, s.Jobs[0].ReferenceBatch = Adam, 0
 		}, "job", "train", "ReferenceBatch"},
+		{"profiles for a GPU model the cluster lacks", func(s *State) {
+			s.Jobs[1].Family[0].Hardware.GPUModel = "K80"
+		}, "job", "serve", "Family"},
+		{"running on a GPU of another model", func(s *State) {
+			s.Jobs[0].Family[0].Hardware.GPUModel = "V100"
+			s.Cluster.Nodes[0].GPUs[1].Model = "P100"
+		}, "job", "train", "Running.GPUs[0]"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,6 +145,17 @@ func TestValidateEdges(t *testing.T) {
 			s.Jobs[0].ReferenceBatch = 0
 			s.Jobs[0].Family[0].Config.BatchSize, s.Jobs[0].Family[1].Config.BatchSize = 0, 0
 		}},
+		{"a profile of another model beside one of the cluster's", func(s *State) {
+			s.Jobs[0].Family[1].Hardware.GPUModel = "K80"
+		}},
+		{"an empty GPUModel runs on any GPU", func(s *State) {
+			s.Jobs[0].Family[0].Hardware.GPUModel = ""
+			s.Cluster.Nodes[0].GPUs[1].Model = "A100"
+		}},
+		{"a GPU without a model runs any profile", func(s *State) {
+			s.Jobs[1].Family[0].Hardware.GPUModel = "K80"
+			s.Cluster.Nodes[0].GPUs[0].Model = ""
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -166,6 +184,10 @@ func TestValidateMessages(t *testing.T) {
 			`elastico: job "train": ReferenceBatch is unset, but Optimizer sgd scales the learning rate from it and the family has batch sizes 32 and 64`},
 		{"zero throughput", func(s *State) { s.Jobs[0].Family[1].Throughput = 0 },
 			`elastico: job "train": Family[1].Throughput is 0`},
+		{"no GPU of the family's models", func(s *State) {
+			s.Jobs[1].Family[0].Hardware.GPUModel = "K80"
+			s.Cluster.Nodes[0].GPUs[1].Model = "P100"
+		}, `elastico: job "serve": Family has profiles for GPU models K80 only, and the cluster's GPUs are V100, P100: a profile runs only on GPUs of its Hardware.GPUModel (an empty GPUModel, on a profile or a GPU, runs on any)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
