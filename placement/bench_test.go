@@ -13,10 +13,20 @@ import (
 // single-GPU, the rest gangs of 2 or 4 (overloaded: 2, 4 or 8, and larger
 // shares, so half the items find no room). When running is set, the items
 // that a first placement put somewhere carry those GPUs as Current, and a
-// fifth of them have grown or shrunk since.
-func benchRequest(nodes, n int, running, overloaded bool) *elastico.PlacementRequest {
+// fifth of them have grown or shrunk since. With models, the nodes are
+// of three GPU models in turn and each item's profile names one of them,
+// or (one in four) none.
+func benchRequest(nodes, n int, running, overloaded, models bool) *elastico.PlacementRequest {
 	r := rand.New(rand.NewPCG(7, uint64(n)))
 	c := cluster(nodes, 8, 80, true, 128, 1024)
+	names := []string{"V100", "P100", "K80", ""}
+	if models {
+		for i := range c.Nodes {
+			for k := range c.Nodes[i].GPUs {
+				c.Nodes[i].GPUs[k].Model = names[i%3]
+			}
+		}
+	}
 	req := &elastico.PlacementRequest{Cluster: c}
 	for i := range n {
 		g := []int{1, 1, 1, 1, 1, 1, 1, 2, 2, 4}[r.IntN(10)]
@@ -28,6 +38,9 @@ func benchRequest(nodes, n int, running, overloaded bool) *elastico.PlacementReq
 		it := item(fmt.Sprintf("j%d", i), g, sm, mem)
 		it.Profile.Demand.CPU = float64(1 + r.IntN(6))
 		it.Profile.Demand.RAM = float64(8 + r.IntN(48))
+		if models {
+			it.Profile.Hardware.GPUModel = names[r.IntN(4)]
+		}
 		req.Items = append(req.Items, it)
 	}
 	if running {
@@ -66,18 +79,24 @@ func BenchmarkPlace(b *testing.B) {
 		running      bool
 		pred         elastico.Predictor
 		overloaded   bool
+		models       bool
 	}{
-		{64, 500, false, nil, false},
-		{64, 500, true, costlyPredictor{}, false},
-		{512, 5000, true, costlyPredictor{}, false},
-		{2048, 20000, false, nil, false},
-		{2048, 20000, false, costlyPredictor{}, false},
-		{2048, 20000, true, costlyPredictor{}, false},
-		{2048, 20000, true, costlyPredictor{}, true},
+		{64, 500, false, nil, false, false},
+		{64, 500, true, costlyPredictor{}, false, false},
+		{512, 5000, true, costlyPredictor{}, false, false},
+		{2048, 20000, false, nil, false, false},
+		{2048, 20000, false, costlyPredictor{}, false, false},
+		{2048, 20000, true, costlyPredictor{}, false, false},
+		{2048, 20000, true, costlyPredictor{}, true, false},
+		{2048, 20000, false, nil, false, true},
+		{2048, 20000, true, costlyPredictor{}, false, true},
 	} {
 		name := fmt.Sprintf("items=%d/gpus=%d/running=%v/predictor=%v/overloaded=%v", bc.items, bc.nodes*8, bc.running, bc.pred != nil, bc.overloaded)
+		if bc.models {
+			name += "/models=3"
+		}
 		b.Run(name, func(b *testing.B) {
-			req := benchRequest(bc.nodes, bc.items, bc.running, bc.overloaded)
+			req := benchRequest(bc.nodes, bc.items, bc.running, bc.overloaded, bc.models)
 			req.Predictor = bc.pred
 			p, _ := New(Config{})
 			var out elastico.Placement

@@ -11,7 +11,10 @@
 //   - a multi-GPU configuration is a gang: every replica on its own GPU, all
 //     of them or none, on one node unless the job sets Spread;
 //   - an item never shares a GPU with an item its Avoid list names (either
-//     way round).
+//     way round);
+//   - an item goes only on GPUs of the model its profile names
+//     (Profile.Hardware.GPUModel against GPU.Model; an empty model on
+//     either side matches any), so a gang stays on one model.
 //
 // Within these rules it is best-fit decreasing: items are placed in
 // decreasing dominant share of the cluster, each on the GPUs that leave the
@@ -37,5 +40,6 @@
 // Free capacity is kept in a bucketed index (64 memory levels × 16 SM
 // levels), so one item costs O(levels) plus the candidates it inspects, not
 // O(GPUs): 20,000 items go on 16,384 GPUs in milliseconds (see
-// BenchmarkPlace).
+// BenchmarkPlace). The index holds every model's GPUs: a GPU of another
+// model is one more candidate passed over, at the cost of one comparison.
 package placement

@@ -3,6 +3,7 @@ package placement
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/elastico/elastico"
 )
@@ -20,7 +21,18 @@ func (w *work) why(it int32, avoided bool) {
 	b := w.rbuf
 	w.rfrom[it] = int32(len(b))
 	w.codes[it] = elastico.Unplaceable
+	// In a cluster of several models, say which one the item needs.
+	model := ""
+	if m := w.imodel[it]; m > 0 && len(w.models) > 1 {
+		model = w.models[m-1] + " "
+	}
 	switch {
+	case w.imodel[it] < 0:
+		b = append(b, "was profiled for GPU model "...)
+		b = append(b, item.Profile.Hardware.GPUModel...)
+		b = append(b, "; the cluster has "...)
+		b = append(b, strings.Join(w.models, ", ")...)
+		b = append(b, " (a profile runs only on GPUs of its Hardware.GPUModel)"...)
 	case d.GPUMemory > w.maxGPUMem+1e-9*math.Max(1, w.maxGPUMem):
 		b = append(b, "needs "...)
 		b = strconv.AppendFloat(b, d.GPUMemory, 'f', 1, 64)
@@ -54,11 +66,15 @@ func (w *work) why(it int32, avoided bool) {
 		}
 	case d.GPUs == 1 || item.Job.Spread:
 		if d.GPUs == 1 {
-			b = append(b, "no GPU has "...)
+			b = append(b, "no "...)
+			b = append(b, model...)
+			b = append(b, "GPU has "...)
 		} else {
 			b = append(b, "fewer than "...)
 			b = strconv.AppendInt(b, int64(d.GPUs), 10)
-			b = append(b, " GPUs have "...)
+			b = append(b, " "...)
+			b = append(b, model...)
+			b = append(b, "GPUs have "...)
 		}
 		b = strconv.AppendFloat(b, d.SM, 'f', 2, 64)
 		b = append(b, " SM and "...)
@@ -72,7 +88,9 @@ func (w *work) why(it int32, avoided bool) {
 		fd := float64(d.GPUs)
 		b = append(b, "no node has "...)
 		b = strconv.AppendInt(b, int64(d.GPUs), 10)
-		b = append(b, " GPUs with "...)
+		b = append(b, " "...)
+		b = append(b, model...)
+		b = append(b, "GPUs with "...)
 		b = strconv.AppendFloat(b, d.SM, 'f', 2, 64)
 		b = append(b, " SM and "...)
 		b = strconv.AppendFloat(b, d.GPUMemory, 'f', 1, 64)

@@ -82,12 +82,13 @@ func (p *Placer) Place(ctx context.Context, req *elastico.PlacementRequest, out 
 // Place call, so every item demanding at least as much fails too.
 type shape struct {
 	spread            bool
+	model             int32 // as work.imodel: an item of another model may still fit
 	need              int
 	sm, mem, cpu, ram float64
 }
 
 func (s shape) covers(t shape) bool {
-	return (s.spread || !t.spread) && s.need <= t.need && s.sm <= t.sm && s.mem <= t.mem && s.cpu <= t.cpu && s.ram <= t.ram
+	return (s.spread || !t.spread) && (s.model == t.model || s.model == 0) && s.need <= t.need && s.sm <= t.sm && s.mem <= t.mem && s.cpu <= t.cpu && s.ram <= t.ram
 }
 
 const maxFailures = 32
@@ -106,13 +107,19 @@ type work struct {
 	maxNodeGPUs int
 	capacity    elastico.Vector
 
-	order  []int32
-	keys   []sortKey
-	rkeys  []uint64
-	ridx   []int32
-	keyOf  []float64
-	dem    []elastico.Demand // each item's, copied: read often, in no order
-	start  []int32           // item i's GPUs are at[start[i] : start[i]+need]
+	order []int32
+	keys  []sortKey
+	rkeys []uint64
+	ridx  []int32
+	keyOf []float64
+	dem   []elastico.Demand // each item's, copied: read often, in no order
+	// models are the cluster's distinct GPU models (GPU.Model, non-empty);
+	// imodel[i] is item i's profile's: 1 + its index there, 0 for a
+	// profile that names none (it runs on any GPU), -1 for a model the
+	// cluster does not have (it runs only on GPUs that name none).
+	models []string
+	imodel []int32
+	start  []int32 // item i's GPUs are at[start[i] : start[i]+need]
 	at     []int32
 	placed []bool
 	// Item i's reason is rbuf[rfrom[i]:rto[i]].
@@ -138,6 +145,7 @@ func (w *work) setup(cfg Config, req *elastico.PlacementRequest) error {
 	w.res = slab.Zeroed(w.res, ng*cfg.MaxJobsPerGPU)
 	w.nodes = slab.Zeroed(w.nodes, len(cl.Nodes))
 	w.maxGPUMem, w.maxNodeGPUs = 0, 0
+	w.models = w.models[:0]
 	w.capacity = elastico.Vector{}
 	g := int32(0)
 	for i := range cl.Nodes {
@@ -163,7 +171,7 @@ func (w *work) setup(cfg Config, req *elastico.PlacementRequest) error {
 			}
 			w.gpus[g] = gpu{
 				freeSM: cfg.Oversubscription, freeMem: gg.Memory, memTol: 1e-9 * math.Max(1, gg.Memory),
-				node: int32(i), local: int32(k), cell: -1, pos: -1, shared: gg.Shared,
+				node: int32(i), local: int32(k), cell: -1, pos: -1, shared: gg.Shared, model: w.modelOf(gg.Model, true),
 			}
 			w.maxGPUMem = max(w.maxGPUMem, gg.Memory)
 			w.capacity[elastico.SM]++
@@ -198,6 +206,7 @@ func (w *work) setup(cfg Config, req *elastico.PlacementRequest) error {
 	w.rbuf = w.rbuf[:0]
 	w.keyOf = slab.Zeroed(w.keyOf, ni)
 	w.dem = slab.Zeroed(w.dem, ni)
+	w.imodel = slab.Zeroed(w.imodel, ni)
 	w.order = w.order[:0]
 	w.failures = w.failures[:0]
 	hasAvoid := false
@@ -209,6 +218,9 @@ func (w *work) setup(cfg Config, req *elastico.PlacementRequest) error {
 		}
 		w.start[i] = total
 		w.dem[i] = it.Profile.Demand
+		if m := it.Profile.Hardware.GPUModel; m != "" && len(w.models) > 0 {
+			w.imodel[i] = w.modelOf(m, false)
+		}
 		total += int32(w.dem[i].GPUs)
 		t := w.dem[i].Total()
 		w.keyOf[i] = max(t[0]*inv[0], t[1]*inv[1], t[2]*inv[2], t[3]*inv[3])
@@ -224,6 +236,25 @@ func (w *work) setup(cfg Config, req *elastico.PlacementRequest) error {
 		w.buildAvoid()
 	}
 	return nil
+}
+
+// modelOf returns the number of GPU model m as gpu.model and imodel hold
+// it, adding it to w.models if add; a model not there and not added is -1.
+// Clusters have a few models, so a scan beats a map.
+func (w *work) modelOf(m string, add bool) int32 {
+	if m == "" {
+		return 0
+	}
+	for k, x := range w.models {
+		if x == m {
+			return int32(k + 1)
+		}
+	}
+	if !add {
+		return -1
+	}
+	w.models = append(w.models, m)
+	return int32(len(w.models))
 }
 
 // buildAvoid makes the Avoid relation symmetric, as a CSR adjacency.
@@ -334,7 +365,7 @@ func (w *work) stay(it int32) bool {
 func (w *work) placeItem(it int32) {
 	item := &w.req.Items[it]
 	d := &w.dem[it]
-	sh := shape{spread: d.GPUs == 1 || item.Job.Spread, need: d.GPUs, sm: d.SM, mem: d.GPUMemory, cpu: d.CPU, ram: d.RAM}
+	sh := shape{spread: d.GPUs == 1 || item.Job.Spread, model: w.imodel[it], need: d.GPUs, sm: d.SM, mem: d.GPUMemory, cpu: d.CPU, ram: d.RAM}
 	for _, f := range w.failures {
 		if f.covers(sh) {
 			w.why(it, false)

@@ -84,6 +84,9 @@ func checkInvariants(t *testing.T, cfg Config, req *elastico.PlacementRequest, o
 				t.Errorf("item %d holds %v twice", i, g)
 			}
 			seen[g] = true
+			if m := req.Cluster.Nodes[g.Node].GPUs[g.GPU].Model; !it.Profile.RunsOn(m) {
+				t.Errorf("item %d, profiled for %q, is on %v, a %q", i, it.Profile.Hardware.GPUModel, g, m)
+			}
 			if !it.Job.Spread && g.Node != gs[0].Node {
 				t.Errorf("gang item %d spans nodes %d and %d", i, gs[0].Node, g.Node)
 			}
@@ -191,7 +194,7 @@ func checkInvariants(t *testing.T, cfg Config, req *elastico.PlacementRequest, o
 			free := 0
 			for g := range nd.GPUs {
 				r := ref(n, g)
-				if fitsGPU(r, d) && !(waitsLoud && loud(i, r)) && !(bounded && gpus[r] != nil && len(gpus[r].jobs) > 0) {
+				if fitsGPU(r, d) && it.Profile.RunsOn(nd.GPUs[g].Model) && !(waitsLoud && loud(i, r)) && !(bounded && gpus[r] != nil && len(gpus[r].jobs) > 0) {
 					free++
 				}
 			}

@@ -14,6 +14,7 @@ type gpu struct {
 	local           int32
 	n               int32 // residents
 	cell, pos       int32 // place in the index; -1 when full
+	model           int32 // 1 + its model's index in work.models; 0: no model (any item fits)
 	shared          bool
 }
 
@@ -30,11 +31,16 @@ func (w *work) residents(g int32) []int32 {
 	return w.res[g*m : g*m+w.gpus[g].n]
 }
 
-// fitsGPU reports whether one replica of item it fits GPU g (SM, memory,
-// job count, not already there), leaving the node aside.
+// fitsGPU reports whether one replica of item it fits GPU g (GPU model,
+// SM, memory, job count, not already there), leaving the node aside.
 func (w *work) fitsGPU(it int32, g int32, d *elastico.Demand) bool {
 	gp := &w.gpus[g]
 	if int(gp.n) >= w.cfg.MaxJobsPerGPU || (!gp.shared && gp.n > 0) {
+		return false
+	}
+	// One comparison of small integers: the item's model (0: any, -1: none
+	// of the cluster's) against the GPU's (0: any).
+	if m := w.imodel[it]; m != 0 && gp.model != 0 && gp.model != m {
 		return false
 	}
 	if gp.freeSM+w.smTol < d.SM || gp.freeMem+gp.memTol < d.GPUMemory {
