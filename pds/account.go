@@ -56,8 +56,9 @@ func (a *account) sub(gs []elastico.GPURef, p *elastico.Profile) {
 	}
 }
 
-// add puts one job's replicas on gs, or returns why they do not fit and
-// leaves the account unchanged.
+// add puts one job's replicas on gs, or returns why they do not fit (a
+// GPU of another model than the profile's among them) and leaves the
+// account unchanged.
 func (a *account) add(gs []elastico.GPURef, p *elastico.Profile) string {
 	d := &p.Demand
 	cl := &a.e.st.Cluster
@@ -68,7 +69,7 @@ func (a *account) add(gs []elastico.GPURef, p *elastico.Profile) string {
 		hw := &cl.Nodes[r.Node].GPUs[r.GPU]
 		n := &cl.Nodes[r.Node]
 		sm, mem, cpu, ram := a.sm[g]+d.SM, a.mem[g]+d.GPUMemory, a.cpu[r.Node]+d.CPU, a.ram[r.Node]+d.RAM
-		if !over(sm, a.e.overs) && !over(mem, hw.Memory) && (hw.Shared || a.jobs[g] == 0) &&
+		if !over(sm, a.e.overs) && !over(mem, hw.Memory) && (hw.Shared || a.jobs[g] == 0) && p.RunsOn(hw.Model) &&
 			(a.e.maxJobs <= 0 || int(a.jobs[g]) < a.e.maxJobs) && !over(cpu, n.CPU) && !over(ram, n.RAM) {
 			a.sm[g], a.mem[g], a.cpu[r.Node], a.ram[r.Node] = sm, mem, cpu, ram
 			a.jobs[g]++
@@ -84,6 +85,8 @@ func (a *account) add(gs []elastico.GPURef, p *elastico.Profile) string {
 			}
 		}
 		switch {
+		case !p.RunsOn(hw.Model):
+			return fmt.Sprintf("GPU %s is a %s, and configuration %s was profiled for %s", hw.ID, hw.Model, p.Config.ID, p.Hardware.GPUModel)
 		case over(a.sm[g]+d.SM, a.e.overs):
 			return fmt.Sprintf("GPU %s would hold an SM share of %.3g", hw.ID, a.sm[g]+d.SM)
 		case over(a.mem[g]+d.GPUMemory, hw.Memory):

@@ -53,6 +53,9 @@ func benchStateAfter(tb testing.TB, s *Scheduler, n, gpus int, churn float64, se
 			for amp := range 2 {
 				scale := float64(k)
 				p := base
+				// Modelled demands and throughputs, for any GPU: the
+				// V100 type's Hardware would keep it off the A100s.
+				p.Hardware = elastico.Hardware{}
 				p.Config = elastico.Configuration{ID: fmt.Sprintf("c%d-amp%d", k, amp), BatchSize: batch, AMP: amp == 1, GPUs: g}
 				p.Demand = elastico.Demand{GPUs: g, SM: min(1, sm0*(1+0.3*scale)), GPUMemory: mem0 * (1 + 0.4*scale) * (1 - 0.3*float64(amp)), CPU: 2, RAM: 16}
 				p.Throughput = t0 * float64(g) * (1 + 0.5*scale) * (1 + 0.2*float64(amp))

@@ -34,6 +34,7 @@ type epoch struct {
 	// The last feasibility checker and the capacities it was built for.
 	ck            *rst.Checker
 	ckKey, ckPrev []float64
+	ckModels      []string // every GPU's model when ck was built
 
 	jobs []jobState
 	// Current residents of each GPU (jobs, from the State's assignments),

@@ -556,18 +556,21 @@ func (greedy) Solve(ctx context.Context, m *elastico.Market, sol *elastico.Solut
 }
 
 // checker returns rst's feasibility checker for the State's cluster,
-// reusing the last one when the cluster's capacities have not changed
-// (building one costs as much as a tenth of a small epoch).
+// reusing the last one when the cluster's capacities and GPU models have
+// not changed (building one costs as much as a tenth of a small epoch).
 func (e *epoch) checker() (*rst.Checker, error) {
 	key := e.ckKey[:0]
+	same, g := true, 0
 	for i := range e.st.Cluster.Nodes {
 		n := &e.st.Cluster.Nodes[i]
 		key = append(key, n.CPU, n.RAM, float64(len(n.GPUs)))
 		for k := range n.GPUs {
 			key = append(key, n.GPUs[k].Memory)
+			same = same && g < len(e.ckModels) && e.ckModels[g] == n.GPUs[k].Model
+			g++
 		}
 	}
-	if e.ck != nil && slices.Equal(key, e.ckPrev) {
+	if e.ck != nil && same && g == len(e.ckModels) && slices.Equal(key, e.ckPrev) {
 		e.ckKey = key
 		return e.ck, nil
 	}
@@ -578,5 +581,11 @@ func (e *epoch) checker() (*rst.Checker, error) {
 	}
 	e.ck = ch
 	e.ckKey, e.ckPrev = e.ckPrev, key
+	e.ckModels = e.ckModels[:0]
+	for i := range e.st.Cluster.Nodes {
+		for k := range e.st.Cluster.Nodes[i].GPUs {
+			e.ckModels = append(e.ckModels, e.st.Cluster.Nodes[i].GPUs[k].Model)
+		}
+	}
 	return ch, nil
 }

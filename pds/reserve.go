@@ -80,7 +80,8 @@ func (e *epoch) reserve() {
 }
 
 // heldGPUs chooses the GPUs to hold for job j under family index k:
-// p.Demand.GPUs GPUs not yet held, each with the memory for a replica, on
+// p.Demand.GPUs GPUs not yet held, of the profile's GPU model, each with
+// the memory for a replica, on
 // one node (unless the job allows Spread) and with the fewest jobs on them
 // now; nil if there are none. fits reports whether the replicas have room
 // there now, beside quiet neighbours: a job the sharing rule forbids
@@ -88,7 +89,8 @@ func (e *epoch) reserve() {
 func (e *epoch) heldGPUs(j, k int32) (gs []elastico.GPURef, fits bool) {
 	job := e.jobs[j].job
 	spread := job.Spread
-	d := &job.Family[k].Demand
+	p := &job.Family[k]
+	d := &p.Demand
 	byJobs := func(a, b heldCand) int { return cmp.Compare(a.jobs, b.jobs) }
 	// Candidates of one node (or, spread, of all) in e.cand; the best set
 	// so far in e.candBest.
@@ -101,7 +103,7 @@ func (e *epoch) heldGPUs(j, k int32) (gs []elastico.GPURef, fits bool) {
 		}
 		for k := range e.st.Cluster.Nodes[n].GPUs {
 			g := e.nodeFirst[n] + int32(k)
-			if hw := e.gpuOf(g); e.resvGPU[g] || hw.Memory < d.GPUMemory {
+			if hw := e.gpuOf(g); e.resvGPU[g] || hw.Memory < d.GPUMemory || !p.RunsOn(hw.Model) {
 				continue
 			}
 			e.cand = append(e.cand, heldCand{g, int(e.curOff[g+1] - e.curOff[g])})

@@ -36,6 +36,16 @@
 //     ([LLMSpecOf]: OPT, Llama 2 7B/13B/70B) on a GPU ([GPUSpecOf]:
 //     datasheet bandwidth and FP16 rate) with tensor-parallel GPU counts,
 //     from the roofline model [LLMSpec.Roofline].
+//   - Families over several GPU models, for clusters that mix them: one
+//     profile per configuration and model, each naming its model in
+//     Hardware.GPUModel and with an ID made unique by [ModelConfigID]
+//     ("b64-g1@V100"). [JoinFamilies] joins one family per model;
+//     [GavelFamilyOn] joins Gavel's measured V100, P100 and K80 families
+//     and, for a model nobody measured, an estimate from a measured model
+//     and a per-model speed ratio, marked Interpolated
+//     ([EstimatedGavelFamily], [SpeedRatio]). A [Checker] checks each
+//     profile against the GPUs of its model, and [Prune] never drops one
+//     model's configuration for another's.
 //
 // Like the rest of elastico, rst does no I/O of its own: the shipped data
 // are embedded, and every function is a pure computation on its arguments.

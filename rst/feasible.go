@@ -19,10 +19,17 @@ type Infeasible struct {
 func (i Infeasible) String() string { return i.ConfigID + ": " + i.Reason }
 
 // Checker decides which configurations can run on a cluster at all,
-// whatever else runs there: memory per GPU, the number of GPUs, a gang on
-// one node, host CPU and RAM, and the job's floor. Build it once per cluster
-// (NewChecker); its methods are safe for concurrent use.
+// whatever else runs there: the GPU model, memory per GPU, the number of
+// GPUs, a gang on one node, host CPU and RAM, and the job's floor. A
+// profile that names a GPU model (Hardware.GPUModel) is checked against
+// the GPUs of that model and those that name none. Build it once per
+// cluster (NewChecker); its methods are safe for concurrent use.
 type Checker struct {
+	// byModel[m] checks the profiles of GPU model m (ch itself when every
+	// GPU may run them); byModel[""], the GPUs that name no model, for a
+	// model the cluster lacks. Nil when no GPU names a model.
+	byModel map[string]*Checker
+	models  []string // the models GPUs name, sorted, for messages
 	// mem are every GPU's memory, in decreasing order.
 	mem []float64
 	// shapes are the distinct node shapes, for gangs on one node.
@@ -42,6 +49,42 @@ func NewChecker(c *elastico.Cluster) (*Checker, error) {
 	if c == nil {
 		return nil, errorf("checker: nil cluster")
 	}
+	ch, err := newChecker(c, func(*elastico.GPU) bool { return true })
+	if err != nil {
+		return nil, err
+	}
+	anon := false
+	for i := range c.Nodes {
+		for k := range c.Nodes[i].GPUs {
+			if m := c.Nodes[i].GPUs[k].Model; m == "" {
+				anon = true
+			} else if !slices.Contains(ch.models, m) {
+				ch.models = append(ch.models, m)
+			}
+		}
+	}
+	if len(ch.models) == 0 {
+		return ch, nil
+	}
+	slices.Sort(ch.models)
+	ch.byModel = make(map[string]*Checker, len(ch.models)+1)
+	for _, m := range ch.models {
+		if len(ch.models) == 1 && !anon {
+			ch.byModel[m] = ch
+			continue
+		}
+		sub, _ := newChecker(c, func(g *elastico.GPU) bool { return g.Model == m || g.Model == "" })
+		ch.byModel[m] = sub
+	}
+	if anon {
+		sub, _ := newChecker(c, func(g *elastico.GPU) bool { return g.Model == "" })
+		ch.byModel[""] = sub
+	}
+	return ch, nil
+}
+
+// newChecker summarizes the GPUs of c that keep selects.
+func newChecker(c *elastico.Cluster, keep func(*elastico.GPU) bool) (*Checker, error) {
 	ch := &Checker{}
 	seen := map[string]bool{}
 	for i := range c.Nodes {
@@ -51,6 +94,9 @@ func NewChecker(c *elastico.Cluster) (*Checker, error) {
 		}
 		s := nodeShape{cpu: n.CPU, ram: n.RAM, mem: make([]float64, 0, len(n.GPUs))}
 		for k := range n.GPUs {
+			if !keep(&n.GPUs[k]) {
+				continue
+			}
 			m := n.GPUs[k].Memory
 			if bad(m) {
 				return nil, errorf("checker: gpu %q: Memory %g is NaN, infinite or negative", n.GPUs[k].ID, m)
@@ -105,6 +151,17 @@ func hasAtLeast(mem []float64, g int, x float64) bool {
 // spread allows the replicas of a gang on several nodes; floor is the job's
 // minimum throughput (0: none).
 func (ch *Checker) Why(p *elastico.Profile, floor float64, spread bool) string {
+	if m := p.Hardware.GPUModel; m != "" && ch.byModel != nil {
+		sub, ok := ch.byModel[m]
+		if !ok {
+			if sub, ok = ch.byModel[""]; !ok {
+				return fmt.Sprintf("was profiled for GPU model %s; the cluster has %s", m, strings.Join(ch.models, ", "))
+			}
+		}
+		if sub != ch {
+			return sub.Why(p, floor, spread)
+		}
+	}
 	d := &p.Demand
 	g := max(1, d.GPUs)
 	if len(ch.mem) == 0 {

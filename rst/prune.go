@@ -3,12 +3,19 @@ package rst
 import "github.com/elastico/elastico"
 
 // Dominates reports whether configuration q makes configuration p
-// pointless: q needs no more of any resource in total (Demand.Total), no more
-// GPUs, and no more memory and SM share on each of them (so it fits wherever
-// p fits), and delivers at least p's goodput (Profile.Goodput). Two
-// configurations may dominate each other when they are equal in all of these.
+// pointless: q runs on p's GPU model (the same, or q names none), needs no
+// more of any resource in total (Demand.Total), no more GPUs, and no more
+// memory and SM share on each of them (so it fits wherever p fits), and
+// delivers at least p's goodput (Profile.Goodput). Two configurations may
+// dominate each other when they are equal in all of these. A fast GPU's
+// profile never dominates a slow one's: the slow GPUs may be all there is.
 func Dominates(q, p *elastico.Profile) bool {
-	return q.Goodput() >= p.Goodput() && demandLessEq(&q.Demand, &p.Demand)
+	return q.Goodput() >= p.Goodput() && demandLessEq(&q.Demand, &p.Demand) && sameModel(q, p)
+}
+
+// sameModel reports whether q runs wherever p's GPU model lets p run.
+func sameModel(q, p *elastico.Profile) bool {
+	return q.Hardware.GPUModel == "" || q.Hardware.GPUModel == p.Hardware.GPUModel
 }
 
 // demandLessEq reports whether q needs no more than p of anything. With no
@@ -54,11 +61,11 @@ func PruneIndices(dst []int, family []elastico.Profile) []int {
 		p := &family[i].Demand
 		dropped := false
 		for k := range family {
-			if k == i || g[k] < g[i] || !demandLessEq(&family[k].Demand, p) {
+			if k == i || g[k] < g[i] || !demandLessEq(&family[k].Demand, p) || !sameModel(&family[k], &family[i]) {
 				continue
 			}
 			// k dominates i. Mutual domination is a tie: the first one stays.
-			if k < i || g[i] < g[k] || !demandLessEq(p, &family[k].Demand) {
+			if k < i || g[i] < g[k] || !demandLessEq(p, &family[k].Demand) || !sameModel(&family[i], &family[k]) {
 				dropped = true
 				break
 			}

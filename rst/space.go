@@ -199,9 +199,26 @@ func ConfigID(c elastico.Configuration) string {
 	return b.String()
 }
 
-// ParseConfigID parses an ID written by ConfigID back into a
-// configuration (with ID set to id).
+// ParseConfigID parses an ID written by ConfigID (or ModelConfigID, whose
+// "@model" it ignores) back into a configuration (with ID set to id).
 func ParseConfigID(id string) (elastico.Configuration, error) {
+	c := elastico.Configuration{ID: id}
+	if id == "" {
+		return c, errorf("configuration ID is empty")
+	}
+	base := id
+	if i := strings.IndexByte(id, '@'); i >= 0 {
+		if i == len(id)-1 {
+			return c, errorf("configuration ID %q: empty GPU model after @", id)
+		}
+		base = id[:i]
+	}
+	c, err := parseConfigID(base)
+	c.ID = id
+	return c, err
+}
+
+func parseConfigID(id string) (elastico.Configuration, error) {
 	c := elastico.Configuration{ID: id}
 	if id == "" {
 		return c, errorf("configuration ID is empty")
