@@ -11,7 +11,13 @@ import (
 // Config is one run: a cluster, its ground truth, the jobs, and the policy
 // that schedules them. Zero durations mean the documented defaults.
 type Config struct {
-	Truth   *Truth
+	Truth *Truth
+	// Truths, for a cluster of several GPU models (Mix), are the ground
+	// truths of every model, one per Truth.GPU.Model, Truth among them
+	// (Mix.Truths): a job runs at the throughput of the model it is placed
+	// on, and sharing a GPU at that model's co-location speeds. Nil: Truth
+	// for every GPU.
+	Truths  []*Truth
 	Cluster elastico.Cluster
 	Policy  elastico.Scheduler
 	// Name labels the run's Result (the policy's name in reports).
@@ -57,6 +63,33 @@ type Config struct {
 	// Progress, if set, is called now and then with the finished and total
 	// job counts.
 	Progress func(done, total int)
+}
+
+// truthsByModel returns the ground truth of each GPU model: Truth, and
+// Truths.
+func (c *Config) truthsByModel() (map[string]*Truth, error) {
+	m := map[string]*Truth{c.Truth.GPU.Model: c.Truth}
+	for i, t := range c.Truths {
+		if t == nil {
+			return nil, fmt.Errorf("sim: Config.Truths[%d] is nil", i)
+		}
+		if o := m[t.GPU.Model]; o != nil && o != t {
+			return nil, fmt.Errorf("sim: Config.Truths[%d]: a second ground truth for %s", i, t.GPU.Model)
+		}
+		m[t.GPU.Model] = t
+	}
+	return m, nil
+}
+
+// models names the GPU models the run has a ground truth for.
+func (c *Config) models() string {
+	s := fmt.Sprintf("%q", c.Truth.GPU.Model)
+	for _, t := range c.Truths {
+		if t != nil && t != c.Truth {
+			s += fmt.Sprintf(", %q", t.GPU.Model)
+		}
+	}
+	return s
 }
 
 // EpochMode says when Run calls the policy.
@@ -161,10 +194,14 @@ func (c *Config) resolve() error {
 	if err := (&elastico.State{Now: c.Start, Cluster: c.Cluster}).Validate(); err != nil {
 		return fmt.Errorf("sim: Config.Cluster: %w", err)
 	}
+	truths, err := c.truthsByModel()
+	if err != nil {
+		return err
+	}
 	for _, n := range c.Cluster.Nodes {
 		for _, g := range n.GPUs {
-			if g.Model != c.Truth.GPU.Model {
-				return fmt.Errorf("sim: GPU %s is a %q, the ground truth is for %q", g.ID, g.Model, c.Truth.GPU.Model)
+			if truths[g.Model] == nil {
+				return fmt.Errorf("sim: GPU %s is a %q, the ground truth is for %s", g.ID, g.Model, c.models())
 			}
 		}
 	}
@@ -194,7 +231,14 @@ func (c *Config) resolve() error {
 			if !(j.Configs[k].Throughput > 0) || !(j.Configs[k].SpreadThroughput > 0) || !(j.Configs[k].Efficiency > 0) {
 				return fmt.Errorf("sim: job %q: configuration %q has no positive throughput and efficiency", j.ID, j.Configs[k].ID)
 			}
-			if j.Configs[k].Kind < 0 || j.Configs[k].Kind >= len(c.Truth.kinds) {
+			t := truths[j.Profiles[k].Hardware.GPUModel]
+			if j.Profiles[k].Hardware.GPUModel == "" && len(truths) == 1 {
+				t = c.Truth // runs anywhere, and there is one model
+			}
+			if t == nil {
+				return fmt.Errorf("sim: job %q: configuration %q: Hardware.GPUModel %q: no ground truth for it (%s)", j.ID, j.Configs[k].ID, j.Profiles[k].Hardware.GPUModel, c.models())
+			}
+			if j.Configs[k].Kind < 0 || j.Configs[k].Kind >= len(t.kinds) {
 				return fmt.Errorf("sim: job %q: configuration %q: kind %d not in the ground truth", j.ID, j.Configs[k].ID, j.Configs[k].Kind)
 			}
 		}

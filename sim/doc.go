@@ -11,7 +11,14 @@
 //     quantities no data set measures (memory footprints, SM use, offline
 //     LLM inference, pairs missing from the data) come from the explicit
 //     models of models.go, and every Family says in its Notes which is which.
-//     A policy's own predictor is never the ground truth.
+//     A policy's own predictor is never the ground truth. A cluster of
+//     several GPU models is a [Mix] (Gavel's own: [GavelMix]
+//     "v100:36,p100:36,k80:36"), one Truth per model: [Mix.Cluster] builds
+//     it, [Mix.Workload] gives each job its configurations on every model
+//     (IDs "b64x1@K80"), and Config.Truths hands Run every model's truth,
+//     keyed by GPU.Model, so that a job runs at the throughput of the model
+//     it is placed on and, sharing a GPU, at that model's co-location
+//     speeds only.
 //   - A [Trace] read by [ReadGavel], [ReadPollux], [ReadPhilly], [ReadOpenB]
 //     or [ReadCSV], and bound to the truth by [Truth.Workload], which scales
 //     arrival rates to the cluster's size and a load (1 = the requested

@@ -39,6 +39,11 @@ type Experiment struct {
 	Trace *Trace
 	// GPUs is the cluster's size (Truth.GPU servers).
 	GPUs int
+	// Mix, when set, is a cluster of several GPU models (GavelMix): it
+	// replaces Truth (its first part's is the reference) and GPUs (its
+	// total), and binds the trace with Mix.Workload. Bounds (TruthReader)
+	// and GPUsFor need one model.
+	Mix Mix
 	// Workload says how to bind the trace; its GPUs and Seed are set per
 	// run from GPUs and Seeds.
 	Workload WorkloadOptions
@@ -83,15 +88,29 @@ type Outcome struct {
 	Bounds map[string]string
 }
 
+// cluster is the experiment's cluster: Mix's, or GPUs of Truth's.
+func (e *Experiment) cluster() (elastico.Cluster, error) {
+	if e.Mix != nil {
+		return e.Mix.Cluster()
+	}
+	return e.Truth.GPU.Cluster(e.GPUs)
+}
+
 // Jobs binds the trace for one seed (as Run does).
 func (e *Experiment) Jobs(seed uint64) ([]Job, WorkloadStats, error) {
 	o := e.Workload
 	o.GPUs, o.Seed = e.GPUs, seed
+	if e.Mix != nil {
+		return e.Mix.Workload(e.Trace, o)
+	}
 	return e.Truth.Workload(e.Trace, o)
 }
 
 // Execute runs every policy on every seed.
 func (e *Experiment) Execute(ctx context.Context) (*Outcome, error) {
+	if e.Mix != nil {
+		e.Truth, e.GPUs = e.Mix[0].Truth, e.Mix.GPUs()
+	}
 	if e.Truth == nil || e.Trace == nil {
 		return nil, fmt.Errorf("sim: experiment: Truth and Trace are required")
 	}
@@ -105,7 +124,7 @@ func (e *Experiment) Execute(ctx context.Context) (*Outcome, error) {
 		}
 		names[p.Name] = true
 	}
-	cluster, err := e.Truth.GPU.Cluster(e.GPUs)
+	cluster, err := e.cluster()
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +156,9 @@ func (e *Experiment) Execute(ctx context.Context) (*Outcome, error) {
 				}
 				cfg := e.Run
 				cfg.Truth, cfg.Cluster, cfg.Policy, cfg.Name, cfg.Jobs = e.Truth, cluster, pol, e.Policies[p].Name, jobs[s]
+				if e.Mix != nil {
+					cfg.Truths = e.Mix.Truths()
+				}
 				if hb := e.Policies[p].Heartbeat; hb > 0 {
 					cfg.Heartbeat = hb
 				}
@@ -324,6 +346,9 @@ func Summarize(o *Outcome, baseline string) *Summary {
 // clusters. It returns 0 for a policy no candidate satisfies. The search is
 // a bisection, which assumes JCT does not grow with the cluster.
 func (e *Experiment) GPUsFor(ctx context.Context, target float64, candidates []int) (map[string]int, error) {
+	if e.Mix != nil {
+		return nil, fmt.Errorf("sim: GPUsFor: a mix of GPU models (%v) has no one size to vary", e.Mix)
+	}
 	if len(candidates) == 0 || !slices.IsSorted(candidates) {
 		return nil, fmt.Errorf("sim: GPUsFor: candidates %v must be ascending and non-empty", candidates)
 	}

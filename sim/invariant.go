@@ -10,7 +10,8 @@ type Invariant string
 
 const (
 	// Capacity: no GPU holds more memory or SM share than it has, no GPU
-	// that is not shared holds two jobs, no node more CPU or RAM.
+	// that is not shared holds two jobs, no node more CPU or RAM, and no
+	// GPU runs a configuration profiled for another GPU model.
 	Capacity Invariant = "capacity"
 	// Conservation: a job's progress is the integral of its ground-truth
 	// rate while it runs, never decreases, never exceeds its work, and
@@ -109,6 +110,9 @@ func (s *simulation) checkCapacity() error {
 		c := &j.Configs[j.cfg]
 		p := &j.Profiles[j.cfg]
 		for _, g := range j.gpus {
+			if m := s.gpuOf(g).Model; !p.RunsOn(m) {
+				return s.broken(Capacity, j.ID, "configuration %s, profiled for %s, runs on GPU %s, a %s", p.Config.ID, p.Hardware.GPUModel, s.gpuIDs[g], m)
+			}
 			gs := &s.gpus[g]
 			gs.sm += p.Demand.SM
 			gs.mem += c.Memory

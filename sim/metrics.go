@@ -26,7 +26,6 @@ func (s *simulation) rates() {
 			s.gpus[g].res = append(s.gpus[g].res, j)
 		}
 	}
-	truth := s.cfg.Truth
 	s.thrNow = 0
 	for _, j := range s.active {
 		j.prevRate = j.rate
@@ -37,7 +36,10 @@ func (s *simulation) rates() {
 		c := &j.Configs[j.cfg]
 		speed := 1.0
 		for _, g := range j.gpus {
+			// Every job on g runs a configuration of g's model (Capacity),
+			// so their kinds are of g's ground truth.
 			sp := 1.0
+			truth := s.gpus[g].truth
 			for _, k := range s.gpus[g].res {
 				if k != j {
 					sp *= truth.kindSpeed(c.Kind, k.Configs[k.cfg].Kind)

@@ -48,6 +48,7 @@ type jobState struct {
 
 type gpuState struct {
 	node    int
+	truth   *Truth // the ground truth of its model
 	sm, mem float64
 	n       int
 	held    bool
@@ -117,6 +118,9 @@ func newSimulation(cfg Config) (*simulation, error) {
 		return nil, err
 	}
 	if b, ok := cfg.Policy.(TruthReader); ok {
+		if len(cfg.Truths) > 1 {
+			return nil, fmt.Errorf("sim: %s reads one ground truth; this run has %d GPU models", cfg.Name, len(cfg.Truths))
+		}
 		if err := b.BindTruth(cfg.Truth); err != nil {
 			return nil, fmt.Errorf("sim: %s: %w", cfg.Name, err)
 		}
@@ -129,11 +133,12 @@ func newSimulation(cfg Config) (*simulation, error) {
 		s.jobs[i].norm = float64(j.Requested().GPUs) * j.Dedicated / j.Work
 	}
 	s.gpuIndex = map[string]int{}
+	truths, _ := cfg.truthsByModel() // resolve checked them
 	for n := range cfg.Cluster.Nodes {
 		s.nodes = append(s.nodes, nodeState{})
 		for k, g := range cfg.Cluster.Nodes[n].GPUs {
 			s.gpuIndex[g.ID] = len(s.gpus)
-			s.gpus = append(s.gpus, gpuState{node: n})
+			s.gpus = append(s.gpus, gpuState{node: n, truth: truths[g.Model]})
 			s.gpuIDs = append(s.gpuIDs, g.ID)
 			s.gpuRefs = append(s.gpuRefs, elastico.GPURef{Node: n, GPU: k})
 		}

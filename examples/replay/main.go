@@ -6,6 +6,16 @@
 //	go run ./examples/replay -gpus 512 -load 1.5 -out results
 //	go run ./examples/replay -trace philly.csv -format philly
 //	go run ./examples/replay -trace openb_pod_list_default.csv -format openb   # the user's copy of Alibaba's v2023 trace
+//	go run ./examples/replay -gpus v100:36,p100:36,k80:36   # Gavel's mixed cluster
+//
+// -gpus is a count of -gpu's model, or a mix of Gavel's GPU types,
+// type:count joined by commas (sim.GavelMix; the first type is the
+// reference, whose requested configurations set the jobs' dedicated
+// times). In a mix each job's family holds its configurations on every
+// model, from that model's ground truth; a job runs at the throughput of
+// the model it is placed on, and sharing a GPU at the co-location speeds
+// of that model only. The JSON's "heterogeneity" says so; elastico-oracle
+// and -capacity need one model.
 //
 // Policies: elastico, elastico-paper-tau (pds under the paper's Eq. 11,
 // without learning from co-runs), its ablations elastico-no-learn (the
@@ -45,6 +55,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -98,6 +109,7 @@ func pdsWith(a pds.Ablation) func() (elastico.Scheduler, error) {
 
 type options struct {
 	trace, format, gpu, policies, out string
+	mix                               string // -gpus type:count,...; "": gpus of gpu
 	gpus, seeds, jobs                 int
 	load, inference, floor, noise     float64
 	epoch, heartbeat, restart         time.Duration
@@ -112,7 +124,16 @@ func main() {
 	flag.StringVar(&o.trace, "trace", "", "trace file, or shipped:<path> for an embedded one (default shipped:"+defaultTrace+"; also shipped:pollux/workload-<1..8>.csv and shipped:"+sim.ShippedPolluxAll+", the eight joined)")
 	flag.StringVar(&o.format, "format", "", "trace format: "+strings.Join(sim.Formats, "|")+" (default gavel, or the shipped trace's)")
 	flag.StringVar(&o.gpu, "gpu", "", "ground truth: v100|p100|k80 (Gavel's measurements) or t4 (Pollux's); default t4 for -format pollux, else v100")
-	flag.IntVar(&o.gpus, "gpus", 64, "GPUs in the cluster")
+	o.gpus = 64
+	flag.Func("gpus", "GPUs in the cluster (default 64), or a mix of Gavel's GPU types, type:count joined by commas: v100:36,p100:36,k80:36 (the first is the reference)", func(s string) error {
+		if strings.Contains(s, ":") {
+			o.mix = s
+			return nil
+		}
+		n, err := strconv.Atoi(s)
+		o.gpus = n
+		return err
+	})
 	flag.Float64Var(&o.load, "load", 1.0, "offered load: 1.0 = the requested GPU-time arrives at the cluster's capacity (0: the trace's own arrival times)")
 	flag.IntVar(&o.seeds, "seeds", 5, "seeds (each replays another window of the trace)")
 	flag.IntVar(&o.jobs, "jobs", 0, "jobs per window (default 6 per GPU, at most 3,072)")
@@ -203,7 +224,7 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if o.gpus < 1 || o.seeds < 1 {
+	if (o.mix == "" && o.gpus < 1) || o.seeds < 1 {
 		return fmt.Errorf("-gpus %d and -seeds %d must be ≥ 1", o.gpus, o.seeds)
 	}
 	mode := sim.EpochsEvery
@@ -224,9 +245,19 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 		}
 	}
 	var truth *sim.Truth
-	if gpu == "t4" {
+	var mix sim.Mix
+	switch {
+	case o.mix != "":
+		if o.gpu != "" || o.capacity {
+			return fmt.Errorf("-gpus %s is a mix of models: -gpu and -capacity need one", o.mix)
+		}
+		if mix, err = sim.GavelMix(o.mix); err != nil {
+			return fmt.Errorf("-gpus: %w", err)
+		}
+		truth, o.gpus = mix[0].Truth, mix.GPUs()
+	case gpu == "t4":
 		truth, err = sim.PolluxTruth()
-	} else {
+	default:
 		truth, err = sim.GavelTruth(gpu)
 	}
 	if err != nil {
@@ -245,7 +276,7 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 		seeds[i] = uint64(i + 1)
 	}
 	e := &sim.Experiment{
-		Truth: truth, Trace: tr, GPUs: o.gpus, Seeds: seeds, Policies: pols, Parallel: o.parallel, KeepGoing: true,
+		Truth: truth, Mix: mix, Trace: tr, GPUs: o.gpus, Seeds: seeds, Policies: pols, Parallel: o.parallel, KeepGoing: true,
 		Workload: sim.WorkloadOptions{Load: load, Jobs: jobs, InferenceFraction: o.inference, InferenceFloor: o.floor, ProfileNoise: o.noise, Saturated: o.saturated > 0},
 		Run: sim.Config{Epoch: o.epoch, Epochs: mode, Heartbeat: o.heartbeat, AllowFlaps: !o.strictFlaps,
 			Costs: sim.Costs{Reconfigure: o.restart, Migrate: o.restart, Resume: o.restart}},
@@ -264,12 +295,25 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	// The predictor must not have seen the answers: the
 	// default is trained on Gavel's P100 and K80 pairs.
 	sawTruth := slices.Contains(iac.DefaultGPUs, strings.ToLower(truth.GPU.Model))
+	saw := truth.GPU.Model
+	if mix != nil {
+		var models []string
+		for _, p := range mix {
+			if slices.Contains(iac.DefaultGPUs, strings.ToLower(p.Truth.GPU.Model)) {
+				models = append(models, p.Truth.GPU.Model)
+			}
+		}
+		sawTruth, saw = len(models) > 0, strings.Join(models, ", ")
+	}
 	meta := map[string]any{
 		"predictor": pred.Info().Label, "predictor_trained_on_ground_truth": sawTruth,
 		"trace": tr.Name, "format": tr.Format, "ground_truth_gpu": truth.GPU.Model, "load": load, "jobs_per_window": jobs,
 		"inference_fraction": o.inference, "epoch": o.epoch.String(), "epochs": mode.String(), "heartbeat": o.heartbeat.String(), "strict_flaps": o.strictFlaps,
 		"costs": sim.Costs{Reconfigure: o.restart, Migrate: o.restart, Resume: o.restart}, "wall_seconds": time.Since(start).Seconds(), "cpus": runtime.GOMAXPROCS(0),
 		"co_location_model": truth.CoLocationFit,
+	}
+	if mix != nil {
+		heterogeneity(meta, mix)
 	}
 	if o.capacity {
 		target := s.Policies[indexOf(s, baseline.VolcanoName)].Metrics["jct_avg"].Mean
@@ -292,10 +336,14 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 		if err := sim.WriteTable(stdout, s); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "trace %s (%s), ground truth %s, wall %.1fs\n", tr.Name, tr.Format, truth.GPU.Model, time.Since(start).Seconds())
+		gt := truth.GPU.Model
+		if mix != nil {
+			gt = mix.String()
+		}
+		fmt.Fprintf(stdout, "trace %s (%s), ground truth %s, wall %.1fs\n", tr.Name, tr.Format, gt, time.Since(start).Seconds())
 		fmt.Fprintf(stdout, "elastico's predictor: %s\n", pred.Info().Label)
 		if sawTruth {
-			fmt.Fprintf(stdout, "WARNING: the predictor was trained on this ground truth's pairs (%s): not a result\n", truth.GPU.Model)
+			fmt.Fprintf(stdout, "WARNING: the predictor was trained on this ground truth's pairs (%s): not a result\n", saw)
 		}
 		if need, ok := meta["gpus_for_volcano_jct"].(map[string]int); ok {
 			fmt.Fprintf(stdout, "GPUs needed for volcano's average JCT (%.2f h): %v\n", meta["volcano_jct_hours"], need)

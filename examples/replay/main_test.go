@@ -85,6 +85,24 @@ func TestReplayEpochsChanges(t *testing.T) {
 	}
 }
 
+// TestReplayMix: a cluster of V100s and K80s, each job with profiles for
+// both; the JSON names the mix and what is modelled.
+func TestReplayMix(t *testing.T) {
+	var out bytes.Buffer
+	o := options{mix: "v100:8,k80:8", seeds: 1, jobs: 20, load: 1, policies: "elastico,volcano,pollux", epochs: "changes", json: true}
+	if err := run(context.Background(), o, &out); err != nil {
+		t.Fatal(err)
+	}
+	var s struct{ Meta map[string]any }
+	if err := json.Unmarshal(out.Bytes(), &s); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := s.Meta["heterogeneity"].(map[string]any)
+	if s.Meta["gpu_mix"] != "v100:8,k80:8" || h["reference"] != "V100" || len(h["modelled"].([]any)) == 0 {
+		t.Errorf("meta: gpu_mix %v, heterogeneity %v", s.Meta["gpu_mix"], h)
+	}
+}
+
 func TestReplayBadFlags(t *testing.T) {
 	for _, o := range []options{
 		{gpus: 8, seeds: 1, policies: "slurm"},
@@ -93,6 +111,9 @@ func TestReplayBadFlags(t *testing.T) {
 		{gpus: 8, seeds: 1, trace: "/nonexistent.trace"},
 		{gpus: 8, seeds: 1, gpu: "a100"},
 		{gpus: 8, seeds: 1, epochs: "sometimes"},
+		{mix: "v100:8,a100:8", seeds: 1},
+		{mix: "v100:8,k80:8", seeds: 1, gpu: "k80"},
+		{mix: "v100:8,k80:8", seeds: 1, policies: "elastico-oracle"},
 	} {
 		if err := run(context.Background(), o, &bytes.Buffer{}); err == nil {
 			t.Errorf("%+v: no error", o)

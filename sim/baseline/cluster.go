@@ -25,6 +25,7 @@ type gpu struct {
 	node     int
 	local    int     // index among its node's GPUs (the device index)
 	mem      float64 // capacity, GiB
+	model    string  // GPU.Model: a profile runs only on its own (Profile.RunsOn)
 	shared   bool
 	sm, used float64 // SM share and memory held
 	jobs     []int   // indices into st.Jobs
@@ -51,7 +52,7 @@ func newView(st *elastico.State) (*view, error) {
 		for k, g := range nd.GPUs {
 			v.idx[g.ID] = len(v.gpus)
 			v.nodes[n].gpus = append(v.nodes[n].gpus, len(v.gpus))
-			v.gpus = append(v.gpus, gpu{id: g.ID, node: n, local: k, mem: g.Memory, shared: g.Shared})
+			v.gpus = append(v.gpus, gpu{id: g.ID, node: n, local: k, mem: g.Memory, model: g.Model, shared: g.Shared})
 		}
 	}
 	v.jobGPUs = make([][]int, len(st.Jobs))
@@ -121,7 +122,7 @@ func (v *view) hostFits(n int, p *elastico.Profile, k int) bool {
 	return nd.usedCPU+float64(k)*p.Demand.CPU <= nd.cpu+1e-9 && nd.usedRAM+float64(k)*p.Demand.RAM <= nd.ram+1e-9
 }
 
-// placeGang picks p.Demand.GPUs GPUs that ok accepts: on one node if any
+// placeGang picks p.Demand.GPUs GPUs of p's model that ok accepts: on one node if any
 // node can hold the whole gang (the node with the fewest acceptable GPUs
 // that suffices: best fit), else over several nodes, fullest-acceptable
 // nodes first. It returns nil when no set exists. rank orders acceptable
@@ -137,7 +138,7 @@ func (v *view) placeGang(p *elastico.Profile, ok func(g int) bool, rank func(g i
 	for k := range v.nodes {
 		var gs []int
 		for _, g := range v.nodes[k].gpus {
-			if ok(g) {
+			if ok(g) && p.RunsOn(v.gpus[g].model) {
 				gs = append(gs, g)
 			}
 		}

@@ -56,7 +56,7 @@ func (l *Lucid) partner(v *view, pl *planner, runList []int, i int, p *elastico.
 		perNode := map[int]int{}
 		for _, g := range gs {
 			x := &v.gpus[g]
-			if len(x.jobs) != 1 || !x.shared || x.used+p.Demand.GPUMemory > x.mem+1e-9 {
+			if len(x.jobs) != 1 || !x.shared || x.used+p.Demand.GPUMemory > x.mem+1e-9 || !p.RunsOn(x.model) {
 				fits = false
 				break
 			}

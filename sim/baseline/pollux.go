@@ -396,15 +396,15 @@ func placeWhole(v *view, p *elastico.Profile, spread bool, dist []bool) []int {
 	return gs
 }
 
-// fitsOn reports whether p's replicas fit gs, which hold nothing: memory
-// on every GPU and host resources on every node.
+// fitsOn reports whether p's replicas fit gs, which hold nothing: the GPU
+// model and memory on every GPU and host resources on every node.
 func fitsOn(v *view, p *elastico.Profile, gs []int) bool {
 	if len(gs) != p.Demand.GPUs {
 		return false
 	}
 	per := map[int]int{}
 	for _, g := range gs {
-		if !v.free(g) || v.gpus[g].mem < p.Demand.GPUMemory {
+		if !v.free(g) || v.gpus[g].mem < p.Demand.GPUMemory || !p.RunsOn(v.gpus[g].model) {
 			return false
 		}
 		per[v.gpus[g].node]++

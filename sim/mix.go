@@ -1,0 +1,169 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/rst"
+)
+
+// Part is one GPU model of a mixed cluster: its ground truth and how many
+// GPUs of it the cluster has.
+type Part struct {
+	Truth *Truth
+	GPUs  int
+}
+
+// Mix is a cluster of several GPU models, each with its own ground truth
+// (Gavel's own simulated cluster had 36 V100s, 36 P100s and 36 K80s:
+// GavelMix("v100:36,p100:36,k80:36")). A job's family holds its
+// configurations on every model, each profile naming its model and its
+// configuration ID made unique by rst.ModelConfigID ("b64x1@K80"); the
+// simulator runs a job at the throughput of the model it is placed on
+// and, sharing a GPU, at the co-location speeds measured (or modelled) on
+// that model only. The first part is the reference: a job's requested
+// configuration, and so its dedicated time, are its.
+type Mix []Part
+
+// GavelMix builds a mix of Gavel's GPU types from "type:count" pairs
+// joined by commas, e.g. "v100:36,p100:36,k80:36" (types v100, p100, k80,
+// each at most once; the first is the reference). A spec without a colon
+// names one type and no count, and is an error: a single-model cluster is
+// GavelTruth's.
+func GavelMix(spec string) (Mix, error) {
+	var m Mix
+	for _, part := range strings.Split(spec, ",") {
+		typ, n, ok := strings.Cut(strings.TrimSpace(part), ":")
+		count, err := strconv.Atoi(n)
+		if !ok || err != nil || count < 1 {
+			return nil, fmt.Errorf("sim: GPU mix %q: part %q: want type:count with a count ≥ 1, e.g. v100:36", spec, part)
+		}
+		t, err := GavelTruth(strings.ToLower(typ))
+		if err != nil {
+			return nil, fmt.Errorf("sim: GPU mix %q: %w", spec, err)
+		}
+		for _, p := range m {
+			if p.Truth.GPU.Model == t.GPU.Model {
+				return nil, fmt.Errorf("sim: GPU mix %q: %s twice", spec, typ)
+			}
+		}
+		m = append(m, Part{Truth: t, GPUs: count})
+	}
+	return m, nil
+}
+
+// String returns the mix as GavelMix reads it, e.g. "v100:36,p100:36".
+func (m Mix) String() string {
+	parts := make([]string, len(m))
+	for i, p := range m {
+		parts[i] = strings.ToLower(p.Truth.GPU.Model) + ":" + strconv.Itoa(p.GPUs)
+	}
+	return strings.Join(parts, ",")
+}
+
+// GPUs returns the cluster's size, every model together.
+func (m Mix) GPUs() int {
+	n := 0
+	for _, p := range m {
+		n += p.GPUs
+	}
+	return n
+}
+
+// Truths returns each part's ground truth, in order (Config.Truths).
+func (m Mix) Truths() []*Truth {
+	out := make([]*Truth, len(m))
+	for i, p := range m {
+		out[i] = p.Truth
+	}
+	return out
+}
+
+// Cluster returns the mixed cluster: each part's servers
+// (GPUSpec.Cluster), their node and GPU IDs prefixed by the model
+// ("k80-node000", "k80-gpu0000") so that they stay unique.
+func (m Mix) Cluster() (elastico.Cluster, error) {
+	var c elastico.Cluster
+	if len(m) == 0 {
+		return c, fmt.Errorf("sim: empty GPU mix")
+	}
+	for _, p := range m {
+		if p.Truth == nil {
+			return c, fmt.Errorf("sim: GPU mix %v: a part has no ground truth", m)
+		}
+		part, err := p.Truth.GPU.Cluster(p.GPUs)
+		if err != nil {
+			return c, err
+		}
+		prefix := strings.ToLower(p.Truth.GPU.Model) + "-"
+		for _, n := range part.Nodes {
+			n.ID = prefix + n.ID
+			for k := range n.GPUs {
+				n.GPUs[k].ID = prefix + n.GPUs[k].ID
+			}
+			c.Nodes = append(c.Nodes, n)
+		}
+	}
+	return c, nil
+}
+
+// Workload binds a trace to the mix: the reference's jobs
+// (Truth.Workload, o.GPUs set to the mix's size), each with its
+// configurations on every other model added after its own, from that
+// model's ground truth (those above its GPUs' memory, or needing more GPUs
+// than the cluster has, left out), and every configuration's ID suffixed
+// with its model. Profile noise, if any, is drawn for the added profiles
+// from a stream of its own, so that the reference's stay as they are.
+func (m Mix) Workload(tr *Trace, o WorkloadOptions) ([]Job, WorkloadStats, error) {
+	if len(m) == 0 {
+		return nil, WorkloadStats{}, fmt.Errorf("sim: workload: empty GPU mix")
+	}
+	o.GPUs = m.GPUs()
+	jobs, st, err := m[0].Truth.Workload(tr, o)
+	if err != nil {
+		return nil, st, err
+	}
+	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed_52))
+	var noise func() float64
+	if o.ProfileNoise > 0 {
+		noise = func() float64 { return math.Max(0.05, 1+o.ProfileNoise*rng.NormFloat64()) }
+	}
+	for i := range jobs {
+		j := &jobs[i]
+		suffix(j, m[0].Truth.GPU.Model)
+		for _, p := range m[1:] {
+			t := p.Truth
+			f, ok := t.byName[j.Family.Name]
+			if !ok {
+				continue // a family this model has no data for
+			}
+			var cfgs []Variant
+			for _, c := range f.Configs {
+				if c.GPUs <= o.GPUs && c.Memory <= t.GPU.Memory {
+					cfgs = append(cfgs, c)
+				}
+			}
+			profs := t.Profiles(f, cfgs, noise)
+			for k := range cfgs {
+				cfgs[k].ID = rst.ModelConfigID(cfgs[k].ID, t.GPU.Model)
+				profs[k].Config.ID = cfgs[k].ID
+				profs[k].Family = j.Profiles[0].Family
+			}
+			j.Configs = append(j.Configs, cfgs...)
+			j.Profiles = append(j.Profiles, profs...)
+		}
+	}
+	return jobs, st, nil
+}
+
+// suffix gives every configuration of j its model's ID.
+func suffix(j *Job, model string) {
+	for k := range j.Configs {
+		j.Configs[k].ID = rst.ModelConfigID(j.Configs[k].ID, model)
+		j.Profiles[k].Config.ID = j.Configs[k].ID
+	}
+}
