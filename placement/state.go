@@ -38,10 +38,13 @@ func (w *work) fitsGPU(it int32, g int32, d *elastico.Demand) bool {
 	if int(gp.n) >= w.cfg.MaxJobsPerGPU || (!gp.shared && gp.n > 0) {
 		return false
 	}
-	// One comparison of small integers: the item's model (0: any, -1: none
-	// of the cluster's) against the GPU's (0: any).
-	if m := w.imodel[it]; m != 0 && gp.model != 0 && gp.model != m {
-		return false
+	// The GPU's model (0: any) against the item's (0: any, -1: none of the
+	// cluster's): small integers, and nothing more to load where GPUs name
+	// no model.
+	if gp.model != 0 {
+		if m := w.imodel[it]; m != 0 && m != gp.model {
+			return false
+		}
 	}
 	if gp.freeSM+w.smTol < d.SM || gp.freeMem+gp.memTol < d.GPUMemory {
 		return false
