@@ -21,18 +21,40 @@ import (
 // and the Carry holds prices and penalties), then a fraction churn of the
 // jobs left and as many arrived.
 func benchState(tb testing.TB, s *Scheduler, n, gpus int, churn float64) *elastico.State {
-	return benchStateAfter(tb, s, n, gpus, churn, settleEpochs)
+	return benchStateOn(tb, s, n, gpus, churn, settleEpochs, nil)
 }
 
 // benchStateAfter is benchState after settle epochs instead of
 // settleEpochs.
 func benchStateAfter(tb testing.TB, s *Scheduler, n, gpus int, churn float64, settle int) *elastico.State {
+	return benchStateOn(tb, s, n, gpus, churn, settle, nil)
+}
+
+// benchModels are the GPU models of a heterogeneous benchmark cluster, a
+// third of the nodes each, with each model's speed against the first
+// (Gavel's measured V100, P100 and K80 differ about so).
+var benchModels = []struct {
+	name  string
+	speed float64
+}{{"V100", 1}, {"P100", 0.6}, {"K80", 0.25}}
+
+// benchStateOn is benchStateAfter on a cluster of several GPU models when
+// models is not empty: node i's GPUs are of models[i % len], and every job
+// has each of its configurations on every model, at that model's speed.
+func benchStateOn(tb testing.TB, s *Scheduler, n, gpus int, churn float64, settle int, models []struct {
+	name  string
+	speed float64
+}) *elastico.State {
 	r := rand.New(rand.NewPCG(uint64(n), uint64(gpus)))
 	st := &elastico.State{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	for i := range gpus / 8 {
 		nd := elastico.Node{ID: fmt.Sprintf("n%04d", i), CPU: 128, RAM: 2048}
 		for k := range 8 {
-			nd.GPUs = append(nd.GPUs, elastico.GPU{ID: fmt.Sprintf("n%04dg%d", i, k), Model: "A100", Memory: 80, Shared: true})
+			model := "A100"
+			if len(models) > 0 {
+				model = models[i%len(models)].name
+			}
+			nd.GPUs = append(nd.GPUs, elastico.GPU{ID: fmt.Sprintf("n%04dg%d", i, k), Model: model, Memory: 80, Shared: true})
 		}
 		st.Cluster.Nodes = append(st.Cluster.Nodes, nd)
 	}
@@ -60,7 +82,17 @@ func benchStateAfter(tb testing.TB, s *Scheduler, n, gpus int, churn float64, se
 				p.Demand = elastico.Demand{GPUs: g, SM: min(1, sm0*(1+0.3*scale)), GPUMemory: mem0 * (1 + 0.4*scale) * (1 - 0.3*float64(amp)), CPU: 2, RAM: 16}
 				p.Throughput = t0 * float64(g) * (1 + 0.5*scale) * (1 + 0.2*float64(amp))
 				p.Efficiency = 1 / (1 + 0.05*float64(int(1)<<k))
-				j.Family = append(j.Family, p)
+				if len(models) == 0 {
+					j.Family = append(j.Family, p)
+					continue
+				}
+				for _, m := range models {
+					q := p
+					q.Config.ID += "@" + m.name
+					q.Hardware = elastico.Hardware{GPUModel: m.name}
+					q.Throughput *= m.speed
+					j.Family = append(j.Family, q)
+				}
 			}
 		}
 		return j
@@ -127,6 +159,16 @@ func BenchmarkEpoch(b *testing.B) {
 	}
 }
 
+// BenchmarkEpochModels is BenchmarkEpoch on a cluster of three GPU models
+// (a third of the nodes each), every job with its configurations on each.
+func BenchmarkEpochModels(b *testing.B) {
+	for _, bc := range []struct{ jobs, gpus int }{{500, 512}, {20000, 16384}} {
+		b.Run(fmt.Sprintf("jobs=%d/gpus=%d/models=3", bc.jobs, bc.gpus), func(b *testing.B) {
+			benchEpochOn(b, Config{}, bc.jobs, bc.gpus, 0.02, benchModels, "warm")
+		})
+	}
+}
+
 // BenchmarkEpochLoudProbes measures Config.LoudProbes' trade-off: a wider
 // search for a quiet GPU packs more jobs (running/job) and asks the
 // predictor more.
@@ -144,6 +186,15 @@ func BenchmarkEpochLoudProbes(b *testing.B) {
 // default one, counted) on benchState(jobs, gpus, churn), with each
 // prediction cache named.
 func benchEpoch(b *testing.B, cfg Config, jobs, gpus int, churn float64, caches ...string) {
+	benchEpochOn(b, cfg, jobs, gpus, churn, nil, caches...)
+}
+
+// benchEpochOn is benchEpoch on a cluster of the given GPU models (see
+// benchStateOn).
+func benchEpochOn(b *testing.B, cfg Config, jobs, gpus int, churn float64, models []struct {
+	name  string
+	speed float64
+}, caches ...string) {
 	def, err := New(Config{})
 	if err != nil {
 		b.Fatal(err)
@@ -155,7 +206,7 @@ func benchEpoch(b *testing.B, cfg Config, jobs, gpus int, churn float64, caches 
 	if err != nil {
 		b.Fatal(err)
 	}
-	st := benchState(b, s, jobs, gpus, churn)
+	st := benchStateOn(b, s, jobs, gpus, churn, settleEpochs, models)
 	warm := s.spare.memo.c.clone()
 	// State.Validate's share, measured apart (Epoch runs it first).
 	v0 := cpuNanos()
