@@ -39,6 +39,10 @@ const (
 	// Absent means "none".
 	SharingLabel = Prefix + "gpu-sharing"
 
+	// ModelLabel on a node names its GPUs' model as profiles spell it
+	// (gpuModel), e.g. "A100", over what GPUModel makes of GPUProductLabel.
+	ModelLabel = Prefix + "gpu-model"
+
 	// GPU feature discovery labels (NVIDIA's gpu-feature-discovery sets
 	// them): the memory of one GPU in MiB, and its product name.
 	GPUMemoryLabel  = "nvidia.com/gpu.memory"

@@ -202,7 +202,7 @@ func (c *Controller) Step(ctx context.Context) (*Epoch, error) {
 		return nil, fmt.Errorf("controller: listing nodes: %w", err)
 	}
 	pods = c.overlay(pods)
-	s := buildState(c.cfg.Now(), pods, nodes, options{gpuResource: c.cfg.GPUResource, schedulerName: c.cfg.SchedulerName})
+	s := validState(c.cfg.Now(), pods, nodes, options{gpuResource: c.cfg.GPUResource, schedulerName: c.cfg.SchedulerName})
 	s.observe(&c.stints)
 	s.state.Carry = c.carry
 	c.report(s.problems)
@@ -409,4 +409,22 @@ func eventType(reason string) string {
 		return v1.EventTypeNormal
 	}
 	return v1.EventTypeWarning
+}
+
+// validState builds the epoch's snapshot, leaving out each job that
+// State.Validate rejects (one whose family runs on no GPU model of the
+// cluster, say) with an Event on its pod, so that one bad pod does not stop
+// every other job's planning. A State that still does not validate is left
+// for the caller to report.
+func validState(now time.Time, pods []*v1.Pod, nodes []*v1.Node, o options) snapshot {
+	o.skip = map[string]string{}
+	for {
+		s := buildState(now, pods, nodes, o)
+		var ve *elastico.ValidationError
+		err := s.state.Validate()
+		if !errors.As(err, &ve) || ve.Kind != "job" || s.jobs[ve.ID] == nil || o.skip[ve.ID] != "" {
+			return s
+		}
+		o.skip[ve.ID] = err.Error()
+	}
 }

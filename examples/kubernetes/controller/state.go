@@ -25,6 +25,9 @@ type snapshot struct {
 type options struct {
 	gpuResource   v1.ResourceName
 	schedulerName string
+	// skip are jobs (by ID) that State.Validate rejected, with its error:
+	// left alone like a job whose annotation does not parse.
+	skip map[string]string
 }
 
 // jobPod is one opted-in pod that is a job of the State.
@@ -94,6 +97,9 @@ func hasGate(pod *v1.Pod) bool {
 //   - A node that is out (not Ready, cordoned, labels that do not parse)
 //     takes its bound jobs with it; an admitted pod that is not bound yet
 //     falls back to waiting and is planned again.
+//   - A job in o.skip (State.Validate rejected it: say, its family runs on
+//     no GPU model of the cluster) is left alone like one whose annotation
+//     does not parse, with the same Event and the same effect on its node.
 //   - Finished pods and pods being deleted are not jobs; the plugin keeps a
 //     new pod off the GPUs of one that is still terminating.
 func buildState(now time.Time, pods []*v1.Pod, nodes []*v1.Node, o options) snapshot {
@@ -123,6 +129,13 @@ func buildState(now time.Time, pods []*v1.Pod, nodes []*v1.Node, o options) snap
 			s.problems = append(s.problems, problem{pod, "ElasticoInvalidJob", "left alone: " + err.Error()})
 			if bound != "" {
 				out[bound] = fmt.Sprintf("pod %s is bound here and its %s does not parse", JobID(pod), annotation.Job)
+			}
+			continue
+		}
+		if why, skipped := o.skip[JobID(pod)]; skipped {
+			s.problems = append(s.problems, problem{pod, "ElasticoInvalidJob", "left alone: " + why})
+			if bound != "" {
+				out[bound] = fmt.Sprintf("pod %s is bound here and its job does not validate", JobID(pod))
 			}
 			continue
 		}

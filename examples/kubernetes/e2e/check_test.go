@@ -109,6 +109,9 @@ func checkPlan(t *testing.T, cs kubernetes.Interface, ns string, e *controller.E
 		}
 		for i, g := range got.GPUs {
 			gid := ids[i]
+			if n, idx := nodes[got.Node], g.Index; ok && idx < len(n.GPUs) && !prof.RunsOn(n.GPUs[idx].Model) {
+				t.Errorf("pod %s: configuration %s, profiled for %s, runs on %s, a %s", id, got.Config, prof.Hardware.GPUModel, gid, n.GPUs[idx].Model)
+			}
 			if g.Shared != (holders[gid] > 1) {
 				t.Errorf("pod %s: GPU %s is marked shared=%v, the Plan puts %d jobs on it", id, gid, g.Shared, holders[gid])
 			}

@@ -48,6 +48,8 @@ func TestElastico(t *testing.T) {
 		createPod(t, cs, elasticoPod(ns, s.name, jobJSON(t, s.spec)))
 	}
 	createPod(t, cs, elasticoPod(ns, giant.name, jobJSON(t, giant.spec)))
+	// A job profiled on V100s only: it may run on gpu-c alone.
+	createPod(t, cs, elasticoPod(ns, v100Only.name, jobJSON(t, v100Only.spec)))
 	// The README's example job, as its Job controller would create the pod.
 	if _, err := cs.NodeV1().RuntimeClasses().Create(context.Background(), &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "nvidia"}, Handler: "nvidia"}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -72,6 +74,20 @@ func TestElastico(t *testing.T) {
 		bound, classes[elastico.Training], classes[elastico.Inference], shared, time.Since(t0).Round(time.Millisecond))
 	if classes[elastico.Training] == 0 || classes[elastico.Inference] == 0 {
 		t.Errorf("want both training and inference pods bound, got %v", classes)
+	}
+
+	for _, n := range e.State.Cluster.Nodes {
+		want := map[string]string{"gpu-a": "A100", "gpu-b": "A100", "gpu-c": "V100"}[n.ID]
+		if len(n.GPUs) > 0 && n.GPUs[0].Model != want {
+			t.Errorf("node %s: GPU model %q, want %q from its %s label", n.ID, n.GPUs[0].Model, want, annotation.GPUProductLabel)
+		}
+	}
+	if p, err := cs.CoreV1().Pods(ns).Get(context.Background(), v100Only.name, metav1.GetOptions{}); err != nil {
+		t.Error(err)
+	} else if p.Spec.NodeName != "" && p.Spec.NodeName != "gpu-c" {
+		t.Errorf("pod %s, profiled on V100s only, is bound to %s", v100Only.name, p.Spec.NodeName)
+	} else {
+		t.Logf("pod %s (profiles for V100 only): bound to %q", v100Only.name, p.Spec.NodeName)
 	}
 
 	// The pod that did not opt in is scheduled as usual and never written to.

@@ -102,6 +102,12 @@ var inferenceJobs = []jobSpec{
 var giant = jobSpec{"giant", annotation.JobSpec{Class: "training", Model: "llama-70b-ft", Params: 70e9, Optimizer: "adam", Family: []annotation.ProfileSpec{
 	amp(cfg("b64-amp-g8", 64, 8, 1, 38, 90))}}}
 
+// v100Only is vgg16 profiled on V100s: gpu-c is the only node it runs on.
+var v100Only = jobSpec{"vgg16-v100", annotation.JobSpec{Class: "training", Model: "vgg16", Params: 138e6, Optimizer: "sgd", ReferenceBatch: 32, Family: []annotation.ProfileSpec{
+	onV100(cfg("b32", 32, 1, 0.7, 9, 120)), onV100(amp(cfg("b64-amp", 64, 1, 0.9, 12, 190)))}}}
+
+func onV100(p annotation.ProfileSpec) annotation.ProfileSpec { p.GPUModel = "V100"; return p }
+
 func jobJSON(t *testing.T, s annotation.JobSpec) string {
 	t.Helper()
 	b, err := json.Marshal(s)

@@ -39,10 +39,21 @@ type Config struct {
 	// must be shared with the compute nodes.
 	ProgressDir string
 	// GPUMemory is every GPU's memory in GiB (Slurm does not know it; at
-	// most elastico.MaxGPUMemory, which catches MiB) and GPUModel its model
-	// name, for the State.
+	// most elastico.MaxGPUMemory, which catches MiB), unless GPUModelMemory
+	// gives its model's.
 	GPUMemory float64
-	GPUModel  string
+	// GPUModel is the model of the GPUs of a node whose features name none
+	// (see GPUModels); "" lets them run a profile of any model.
+	GPUModel string
+	// GPUModels maps node features (slurm.conf Features=, AvailableFeatures
+	// in scontrol show node) to GPU model names, spelt as profiles spell
+	// them (gpu= in a job's comment, Profile.Hardware.GPUModel). Nil: the
+	// rule of FeatureModel (gpu_v100 → V100). A node whose features name
+	// two models takes no new job, and the log says why.
+	GPUModels map[string]string
+	// GPUModelMemory is the memory in GiB of each model's GPUs, where it is
+	// not GPUMemory.
+	GPUModelMemory map[string]float64
 	// FamilyDir is where "elastico:@file" comments may point. Empty: such
 	// comments are refused (the adapter runs as root and reads no file a
 	// user names outside it).
@@ -77,6 +88,16 @@ func (c *Config) validate() error {
 		return fmt.Errorf("adapter: Config.GPUMemory is %g, above elastico.MaxGPUMemory (%d): want GiB, not MiB", c.GPUMemory, elastico.MaxGPUMemory)
 	case c.RequeueDelay < 0 || c.EpochTimeout < 0 || c.MaxAttempts < 0:
 		return errors.New("adapter: Config.RequeueDelay, EpochTimeout and MaxAttempts must not be negative")
+	}
+	for f, m := range c.GPUModels {
+		if m == "" {
+			return fmt.Errorf("adapter: Config.GPUModels[%q] is empty, want the GPU model the feature names (or no entry)", f)
+		}
+	}
+	for m, mem := range c.GPUModelMemory {
+		if !(mem > 0) || mem > elastico.MaxGPUMemory {
+			return fmt.Errorf("adapter: Config.GPUModelMemory[%q] is %g, want GiB in (0, %d]", m, mem, elastico.MaxGPUMemory)
+		}
 	}
 	if c.EnvDir == "" {
 		c.EnvDir = filepath.Join(c.StateDir, "env")
@@ -324,7 +345,7 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 
 	// 2. Sort the other jobs: opted-in candidates, and everyone else, whose
 	// GPUs are out of elastico's reach.
-	inv, notes := buildInventory(nodes)
+	inv, notes := buildInventory(nodes, &gpuModels{features: a.cfg.GPUModels, fallback: a.cfg.GPUModel, memory: a.cfg.GPUModelMemory, defMem: a.cfg.GPUMemory})
 	for _, n := range notes {
 		a.sayOnce(slog.LevelWarn, "node:"+n, "node not used", "why", n)
 	}
@@ -414,7 +435,7 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 	delete(a.said, "registering")
 
 	// 3. The State.
-	state := &elastico.State{Now: now, Cluster: inv.cluster(a.cfg.GPUModel, a.cfg.GPUMemory), Carry: a.jr.carry}
+	state := &elastico.State{Now: now, Cluster: inv.cluster(), Carry: a.jr.carry}
 	gpuIn := state.Cluster.Index()
 	for _, id := range ids {
 		r := a.jr.jobs[id]

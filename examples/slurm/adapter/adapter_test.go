@@ -31,10 +31,16 @@ type harness struct {
 	a     *Adapter
 	logs  *bytes.Buffer
 	ticks int
+	// tweak, when set, changes the Config before each open.
+	tweak func(*Config)
 }
 
 func newHarness(t *testing.T, f *fakeSlurm, plan func(*elastico.State) *elastico.Plan) *harness {
-	h := &harness{t: t, f: f, s: &scripted{plan: plan}, dir: t.TempDir(), now: time.Unix(1_700_000_000, 0), logs: &bytes.Buffer{}}
+	return newHarnessWith(t, f, plan, nil)
+}
+
+func newHarnessWith(t *testing.T, f *fakeSlurm, plan func(*elastico.State) *elastico.Plan, tweak func(*Config)) *harness {
+	h := &harness{t: t, f: f, s: &scripted{plan: plan}, dir: t.TempDir(), now: time.Unix(1_700_000_000, 0), logs: &bytes.Buffer{}, tweak: tweak}
 	h.open()
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -48,11 +54,15 @@ func newHarness(t *testing.T, f *fakeSlurm, plan func(*elastico.State) *elastico
 // a restart).
 func (h *harness) open() {
 	h.t.Helper()
-	a, err := New(Config{
+	cfg := Config{
 		Slurm: h.f, Scheduler: h.s, StateDir: h.dir, GPUMemory: 80, GPUModel: "H100",
 		Logger: slog.New(slog.NewTextHandler(h.logs, nil)),
 		Now:    func() time.Time { return h.now },
-	})
+	}
+	if h.tweak != nil {
+		h.tweak(&cfg)
+	}
+	a, err := New(cfg)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -319,7 +319,7 @@ func (a *Adapter) env(r *Record, j *elastico.Job, p *elastico.Profile, base elas
 	slices.SortFunc(byOrdinal, func(x, y *gpuSlot) int { return x.Ordinal - y.Ordinal })
 	lg := make([]rst.LaunchGPU, len(slots))
 	for i, s := range slots {
-		lg[i] = rst.LaunchGPU{Index: slices.Index(byOrdinal, s), Memory: a.cfg.GPUMemory, Shared: r.Kind == "shard"}
+		lg[i] = rst.LaunchGPU{Index: slices.Index(byOrdinal, s), Memory: s.Memory, Shared: r.Kind == "shard"}
 	}
 	own := rst.Launch(j, p, lg)
 	l := base

@@ -16,6 +16,10 @@ type gpuSlot struct {
 	Node   string
 	Type   string
 	Shards int // shards of this GPU; 0: not shared
+	// Model and Memory (GiB) are the GPU's model, from its node's
+	// features, and its memory (see Config.GPUModels).
+	Model  string
+	Memory float64
 	// Ordinal is the GPU's rank among its node's GPUs in the natural order
 	// of their types (gpu2 before gpu10), which the site's gres.conf keeps
 	// equal to the device order.
@@ -58,10 +62,77 @@ func (inv *inventory) node(name string) *nodeInfo {
 	return nil
 }
 
-// buildInventory reads the nodes' GRES. A node whose GPUs are not each
-// typed on their own (Name=gpu Type=gpuN, one File each) cannot be placed
-// on GPU by GPU: it is left out, with the reason in notes.
-func buildInventory(nodes []Node) (*inventory, []string) {
+// gpuModels says which GPU model a node has, and how much memory its GPUs
+// have (Config.GPUModels, GPUModel, GPUModelMemory and GPUMemory).
+type gpuModels struct {
+	features map[string]string  // nil: the gpu_<model> rule
+	fallback string             // a node whose features name no model
+	memory   map[string]float64 // by model
+	defMem   float64
+}
+
+// of returns the model of a node's GPUs and their memory in GiB. A node
+// whose features name two models, or do not parse, is an error; the memory
+// is then defMem, and the model "".
+func (m *gpuModels) of(n *Node) (string, float64, error) {
+	if n.Features.Bad != "" {
+		return "", m.defMem, fmt.Errorf("features is %s, want a string or a list of strings: its GPU model is unknown", n.Features.Bad)
+	}
+	model, from := "", ""
+	for _, f := range n.Features.Names {
+		name, ok := m.features[f]
+		if m.features == nil {
+			name, ok = FeatureModel(f)
+		}
+		if !ok || name == model {
+			continue
+		}
+		if model != "" {
+			return "", m.defMem, fmt.Errorf("features %s and %s name two GPU models (%s, %s): give each node one", from, f, model, name)
+		}
+		model, from = name, f
+	}
+	if model == "" {
+		model = m.fallback
+	}
+	mem, ok := m.memory[model]
+	if !ok {
+		mem = m.defMem
+	}
+	return model, mem, nil
+}
+
+// FeatureModel is the rule by which, without Config.GPUModels, a node
+// feature names a GPU model: "gpu_" (any case) followed by a name that
+// starts with a letter, holds a digit, and has only letters, digits and
+// '-', upper-cased: gpu_v100 → V100, gpu_a100 → A100, gpu_t4 → T4,
+// GPU_H100 → H100, gpu_rtx-a6000 → RTX-A6000. Other features (gpu_nvlink,
+// gpu_32gb, gpu_mem_32g, ib) name none.
+func FeatureModel(feature string) (string, bool) {
+	if len(feature) < 5 || !strings.EqualFold(feature[:4], "gpu_") {
+		return "", false
+	}
+	rest, digit := feature[4:], false
+	for k, r := range rest {
+		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		isDigit := r >= '0' && r <= '9'
+		if k == 0 && !letter || !letter && !isDigit && r != '-' {
+			return "", false
+		}
+		digit = digit || isDigit
+	}
+	if !digit {
+		return "", false
+	}
+	return strings.ToUpper(rest), true
+}
+
+// buildInventory reads the nodes' GRES and features. A node whose GPUs are
+// not each typed on their own (Name=gpu Type=gpuN, one File each) cannot be
+// placed on GPU by GPU: it is left out, with the reason in notes. A node
+// whose GPU model is in doubt takes no new job (the adapter's jobs there
+// keep their GPUs, of model ""), with the reason in notes.
+func buildInventory(nodes []Node, models *gpuModels) (*inventory, []string) {
 	inv := &inventory{gpus: map[string]*gpuSlot{}}
 	var notes []string
 	for i := range nodes {
@@ -71,7 +142,11 @@ func buildInventory(nodes []Node) (*inventory, []string) {
 			notes = append(notes, fmt.Sprintf("node %s: %v", n.Name, err))
 			continue
 		}
-		ni := &nodeInfo{name: n.Name, usable: n.Usable(), cpus: float64(n.CPUs), ram: float64(n.RealMemory) / 1024}
+		model, mem, modelErr := models.of(n)
+		if modelErr != nil && hasGPU(gs) {
+			notes = append(notes, fmt.Sprintf("node %s: %v; no new job goes there", n.Name, modelErr))
+		}
+		ni := &nodeInfo{name: n.Name, usable: n.Usable() && modelErr == nil, cpus: float64(n.CPUs), ram: float64(n.RealMemory) / 1024}
 		shards := map[string]int{}
 		untypedShards := false
 		ok := true
@@ -105,7 +180,7 @@ func buildInventory(nodes []Node) (*inventory, []string) {
 			if g.Name != "gpu" {
 				continue
 			}
-			s := &gpuSlot{ID: n.Name + "/" + g.Type, Node: n.Name, Type: g.Type, Shards: shards[g.Type], usable: ni.usable}
+			s := &gpuSlot{ID: n.Name + "/" + g.Type, Node: n.Name, Type: g.Type, Shards: shards[g.Type], Model: model, Memory: mem, usable: ni.usable}
 			if inv.gpus[s.ID] != nil {
 				notes = append(notes, fmt.Sprintf("node %s: GPU type %s is listed twice", n.Name, g.Type))
 				continue
@@ -210,7 +285,7 @@ func (s *gpuSlot) fits(kind string, shards int) (bool, string) {
 // cluster returns the elastico.Cluster to plan on: the usable nodes' GPUs
 // that no foreign job holds, plus any GPU one of the adapter's jobs holds
 // (so that its running jobs stay valid even on a draining node).
-func (inv *inventory) cluster(model string, memory float64) elastico.Cluster {
+func (inv *inventory) cluster() elastico.Cluster {
 	var c elastico.Cluster
 	for _, n := range inv.nodes {
 		en := elastico.Node{ID: n.name, CPU: n.cpus, RAM: n.ram}
@@ -219,13 +294,18 @@ func (inv *inventory) cluster(model string, memory float64) elastico.Cluster {
 			if !s.ours && (!s.usable || foreign) {
 				continue
 			}
-			en.GPUs = append(en.GPUs, elastico.GPU{ID: s.ID, Model: model, Memory: memory, Shared: s.Shards > 0})
+			en.GPUs = append(en.GPUs, elastico.GPU{ID: s.ID, Model: s.Model, Memory: s.Memory, Shared: s.Shards > 0})
 		}
 		if len(en.GPUs) > 0 {
 			c.Nodes = append(c.Nodes, en)
 		}
 	}
 	return c
+}
+
+// hasGPU reports whether a GRES list has a gpu entry.
+func hasGPU(gs []Gres) bool {
+	return slices.ContainsFunc(gs, func(g Gres) bool { return g.Name == "gpu" })
 }
 
 // naturalCompare orders "gpu2" before "gpu10".

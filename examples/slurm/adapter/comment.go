@@ -42,7 +42,11 @@ const Prefix = "elastico:"
 //	cpu=    host cores per GPU       ram=   host GiB per GPU
 //	eff=    statistical efficiency in (0, 1]
 //	kv=     KV-cache fraction (inference)   seqs=  max concurrent sequences
-//	id=     the configuration's ID (default: built from the knobs, e.g. "b256-amp-g1")
+//	gpu=    the GPU model it was measured on, as the adapter names the
+//	        nodes' models (Config.GPUModels: gpu_v100 → V100); it runs
+//	        only on GPUs of that model. Absent: on any GPU
+//	id=     the configuration's ID (default: built from the knobs, e.g.
+//	        "b256-amp-g1", and gpu=: "b256-amp-g1-V100")
 //	amp     mixed precision          ckpt   activation checkpointing
 //	<counter>=  a measured hardware counter in [0, 1], by its profiles.csv
 //	            name (sm_active=.62 dram_active=.3 ...), for the predictor
@@ -195,6 +199,11 @@ func (s *Spec) parseConfig(f []string) (elastico.Profile, error) {
 				err = fmt.Errorf("want a non-empty name without ',' or '='")
 			}
 			id = v
+		case "gpu":
+			if v == "" || strings.ContainsAny(v, ",=|#") {
+				err = fmt.Errorf("want a GPU model name without ',', '=', '|' or '#', e.g. V100")
+			}
+			p.Hardware.GPUModel = v
 		case "b":
 			p.Config.BatchSize, err = count(v, 1)
 		case "g":
@@ -237,7 +246,7 @@ func (s *Spec) parseConfig(f []string) (elastico.Profile, error) {
 		default:
 			c, ok := elastico.CounterByName(k)
 			if !ok {
-				return p, fmt.Errorf("unknown key %q (know id, b, g, sm, mem, tput, cpu, ram, eff, kv, seqs and the counters sm_active, dram_active, ...)", k)
+				return p, fmt.Errorf("unknown key %q (know id, gpu, b, g, sm, mem, tput, cpu, ram, eff, kv, seqs and the counters sm_active, dram_active, ...)", k)
 			}
 			var x float64
 			x, err = number(v, true)
@@ -258,6 +267,9 @@ func (s *Spec) parseConfig(f []string) (elastico.Profile, error) {
 	p.Config.GPUs = p.Demand.GPUs
 	if id == "" {
 		id = configID(&p.Config)
+		if m := p.Hardware.GPUModel; m != "" {
+			id += "-" + m
+		}
 	}
 	p.Config.ID = id
 	return p, nil
@@ -377,6 +389,9 @@ func (s *Spec) String() string {
 	for i := range s.Configs {
 		p := &s.Configs[i]
 		b.WriteString(" | id=" + p.Config.ID)
+		if m := p.Hardware.GPUModel; m != "" {
+			b.WriteString(" gpu=" + m)
+		}
 		kv("b", float64(p.Config.BatchSize))
 		if p.Demand.GPUs != 1 {
 			kv("g", float64(p.Demand.GPUs))

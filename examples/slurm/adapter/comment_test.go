@@ -69,6 +69,28 @@ func TestParseSpec(t *testing.T) {
 				Throughput: 1500,
 			}},
 		},
+	}, {
+		name: "one batch measured on two GPU models",
+		text: "train resnet50 ref=64 | b=64 sm=.6 mem=6 tput=300 gpu=V100 | b=64 sm=.5 mem=6 tput=700 gpu=A100 | id=any b=64 sm=.6 mem=6 tput=250",
+		want: &Spec{
+			Class: elastico.Training, Family: "resnet50", ReferenceBatch: 64,
+			Configs: []elastico.Profile{{
+				Family: "resnet50", Class: elastico.Training,
+				Config:     elastico.Configuration{ID: "b64-g1-V100", BatchSize: 64, GPUs: 1},
+				Demand:     elastico.Demand{GPUs: 1, SM: 0.6, GPUMemory: 6},
+				Throughput: 300, Hardware: elastico.Hardware{GPUModel: "V100"},
+			}, {
+				Family: "resnet50", Class: elastico.Training,
+				Config:     elastico.Configuration{ID: "b64-g1-A100", BatchSize: 64, GPUs: 1},
+				Demand:     elastico.Demand{GPUs: 1, SM: 0.5, GPUMemory: 6},
+				Throughput: 700, Hardware: elastico.Hardware{GPUModel: "A100"},
+			}, {
+				Family: "resnet50", Class: elastico.Training,
+				Config:     elastico.Configuration{ID: "any", BatchSize: 64, GPUs: 1},
+				Demand:     elastico.Demand{GPUs: 1, SM: 0.6, GPUMemory: 6},
+				Throughput: 250,
+			}},
+		},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -119,6 +141,9 @@ func TestParseSpecErrors(t *testing.T) {
 		{"bad counter", "train | sm=1 mem=1 tput=1 l2_hit=.5", `unknown key "l2_hit"`},
 		{"counter above one", "train | sm=1 mem=1 tput=1 sm_active=2", `sm_active="2": want a fraction`},
 		{"duplicate id", "train | b=8 sm=1 mem=1 tput=1 | b=8 sm=.5 mem=1 tput=1", `id "b8-g1" is already configuration 1's`},
+		{"empty gpu model", "train | sm=1 mem=1 tput=1 gpu=", `gpu="": want a GPU model name`},
+		{"gpu model with a comma", "train | sm=1 mem=1 tput=1 gpu=V100,A100", `gpu="V100,A100": want a GPU model name`},
+		{"same knobs, same model", "train | b=8 sm=1 mem=1 tput=1 gpu=T4 | b=8 sm=.5 mem=1 tput=1 gpu=T4", `id "b8-g1-T4" is already configuration 1's`},
 		{"floor above all", "train floor=10 | sm=1 mem=1 tput=5", "floor=10 is above every configuration's tput (best 5)"},
 		{"memory in MiB", "train | sm=1 mem=40960 tput=1", `mem="40960": is above 1024 GiB: give GiB, not MiB`},
 		{"sgd without a reference batch", "train resnet50 | b=16 sm=.5 mem=6 tput=100 | b=256 sm=1 mem=11 tput=900",

@@ -263,7 +263,8 @@ func (f *fakeSlurm) lie(err error) error {
 var errLie = errors.New("injected: slurmctld did it but the answer was lost")
 
 // schedule starts every released pending job whose GRES fit now, in
-// submit order, as slurmctld's scheduler pass would.
+// submit order, as slurmctld's scheduler pass would, on its NodeList (or
+// the first node).
 func (f *fakeSlurm) schedule() {
 	for _, j := range f.jobs {
 		if j.State != "PENDING" || j.Priority == 0 {
@@ -271,7 +272,7 @@ func (f *fakeSlurm) schedule() {
 		}
 		if f.fits(j.ID) {
 			j.State, j.Reason = "RUNNING", "None"
-			j.Nodes = "node1"
+			j.Nodes = f.nodeOf(j).Name
 			var d []string
 			for _, g := range f.gres[j.ID] {
 				idx, _ := strconv.Atoi(strings.TrimPrefix(g.Type, "gpu"))
@@ -288,10 +289,22 @@ func (f *fakeSlurm) schedule() {
 	}
 }
 
+// nodeOf is the node a job runs on, or would start on: its NodeList, else
+// the first node.
+func (f *fakeSlurm) nodeOf(j *Job) *Node {
+	for i := range f.nodes {
+		if f.nodes[i].Name == j.ReqNodes {
+			return &f.nodes[i]
+		}
+	}
+	return &f.nodes[0]
+}
+
 func (f *fakeSlurm) fits(id int) bool {
 	whole, used := map[string]int{}, map[string]int{}
+	node := f.nodeOf(f.job(id))
 	for _, o := range f.jobs {
-		if o.State != "RUNNING" {
+		if o.State != "RUNNING" || f.nodeOf(o) != node {
 			continue
 		}
 		for _, g := range f.gres[o.ID] {
@@ -302,7 +315,7 @@ func (f *fakeSlurm) fits(id int) bool {
 			}
 		}
 	}
-	have, _ := ParseGres(f.nodes[0].Gres)
+	have, _ := ParseGres(node.Gres)
 	cap := map[string]int{}
 	for _, g := range have {
 		if g.Name == "shard" {

@@ -79,6 +79,45 @@ type Node struct {
 	Gres       string   `json:"gres"`        // "gpu:gpu0:1,...,shard:gpu0:4,..."
 	CPUs       int      `json:"cpus"`
 	RealMemory int64    `json:"real_memory"` // MB
+	// Features are the node's AvailableFeatures (slurm.conf Features=),
+	// which name its GPU model: "gpu_v100" (see Config.GPUModels).
+	Features Features `json:"features"`
+}
+
+// Features is a node's feature list as sinfo --json gives it: one
+// comma-separated string (Slurm 22.05, "gpu_v100,ib") or a list of strings
+// (later releases).
+type Features struct {
+	Names []string
+	// Bad is the JSON value when it was neither, which leaves the node's
+	// GPU model unknown (the node is left out).
+	Bad string
+}
+
+// UnmarshalJSON reads a string or a list of strings; any other value is
+// kept in Bad, not refused, so that one odd node does not stop the tick.
+func (f *Features) UnmarshalJSON(b []byte) error {
+	*f = Features{}
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		for _, name := range strings.Split(one, ",") {
+			if name = strings.TrimSpace(name); name != "" && name != "(null)" {
+				f.Names = append(f.Names, name)
+			}
+		}
+		return nil
+	}
+	var list []string
+	if err := json.Unmarshal(b, &list); err == nil {
+		for _, name := range list {
+			if name = strings.TrimSpace(name); name != "" {
+				f.Names = append(f.Names, name)
+			}
+		}
+		return nil
+	}
+	f.Bad = string(b)
+	return nil
 }
 
 // Usable reports whether the node takes new jobs.

@@ -128,13 +128,13 @@ func TestInventory(t *testing.T) {
 		{Name: "c", State: "idle", CPUs: 8, Gres: "gpu:a100:4"},                           // not typed per GPU
 		{Name: "d", State: "idle", Flags: []string{"DRAIN"}, CPUs: 8, Gres: "gpu:gpu0:1"}, // draining
 	}
-	inv, notes := buildInventory(nodes)
+	inv, notes := buildInventory(nodes, &gpuModels{fallback: "H100", defMem: 80})
 	if len(notes) != 1 || !strings.Contains(notes[0], "node c") {
 		t.Errorf("notes = %q, want one about node c", notes)
 	}
 	// A foreign job holds b/gpu1 whole and 3 CPUs of b.
 	inv.holdForeign(&Job{ID: 9, State: "RUNNING", Nodes: "b", CPUs: 3, GresDetail: []string{"gpu:gpu0:0(IDX:),gpu:gpu1:1(IDX:1)"}})
-	got := inv.cluster("H100", 80)
+	got := inv.cluster()
 	want := elastico.Cluster{Nodes: []elastico.Node{
 		{ID: "a", CPU: 32, RAM: 250, GPUs: []elastico.GPU{
 			{ID: "a/gpu1", Model: "H100", Memory: 80, Shared: true},

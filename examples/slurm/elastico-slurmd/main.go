@@ -22,6 +22,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -50,7 +52,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		bin      = fs.String("slurm-bin", "", "directory of squeue, sinfo and scontrol (default: $PATH)")
 		families = fs.String("families", "", "directory that \"elastico:@file\" comments may name (default: none, such comments are refused)")
 		memory   = fs.Float64("gpu-memory", 0, "memory of each GPU in GiB (required: Slurm does not know it)")
-		model    = fs.String("gpu-model", "", "GPU model name, for the scheduler's state")
+		model    = fs.String("gpu-model", "", "GPU model of a node whose features name none (\"\": any profile runs there)")
+		models   = fs.String("gpu-models", "", "node feature=GPU model pairs, comma-separated (volta=V100,ampere=A100); default: gpu_v100 names V100")
+		modelMem = fs.String("gpu-model-memory", "", "GPU model=GiB pairs, comma-separated (V100=16,A100=80), where -gpu-memory is not the model's")
 		every    = fs.Duration("tick", 2*time.Second, "time between ticks")
 		delay    = fs.Duration("requeue-delay", 2*time.Second, "how long a requeued job stays held before its new run is released")
 		once     = fs.Bool("once", false, "run one tick and exit")
@@ -76,6 +80,20 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 			return err
 		}
 	}
+	featureModels, err := pairs("-gpu-models", *models)
+	if err != nil {
+		return err
+	}
+	memories, err := pairs("-gpu-model-memory", *modelMem)
+	if err != nil {
+		return err
+	}
+	memByModel := map[string]float64{}
+	for m, v := range memories {
+		if memByModel[m], err = strconv.ParseFloat(v, 64); err != nil {
+			return fmt.Errorf("-gpu-model-memory: %s=%q: want GiB", m, v)
+		}
+	}
 	if *install {
 		prolog := filepath.Join(*state, "taskprolog.sh")
 		if err := adapter.InstallTaskProlog(prolog, *envDir); err != nil {
@@ -96,16 +114,18 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	a, err := adapter.New(adapter.Config{
-		Slurm:        &adapter.CLI{Conf: *conf, Bin: *bin},
-		Scheduler:    sched,
-		StateDir:     *state,
-		EnvDir:       *envDir,
-		ProgressDir:  *progress,
-		GPUMemory:    *memory,
-		GPUModel:     *model,
-		FamilyDir:    *families,
-		RequeueDelay: *delay,
-		Logger:       log,
+		Slurm:          &adapter.CLI{Conf: *conf, Bin: *bin},
+		Scheduler:      sched,
+		StateDir:       *state,
+		EnvDir:         *envDir,
+		ProgressDir:    *progress,
+		GPUMemory:      *memory,
+		GPUModel:       *model,
+		GPUModels:      featureModels,
+		GPUModelMemory: memByModel,
+		FamilyDir:      *families,
+		RequeueDelay:   *delay,
+		Logger:         log,
 	})
 	if err != nil {
 		return err
@@ -136,4 +156,23 @@ func report(log *slog.Logger, rep *adapter.Report) {
 			log.Info("waits", "job", d.JobID, "status", d.Status.String())
 		}
 	}
+}
+
+// pairs reads "k=v,k=v"; empty gives nil.
+func pairs(flag, s string) (map[string]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok || k == "" || v == "" {
+			return nil, fmt.Errorf("%s: %q: want key=value pairs separated by ','", flag, kv)
+		}
+		if _, dup := out[k]; dup {
+			return nil, fmt.Errorf("%s: %q is given twice", flag, k)
+		}
+		out[k] = v
+	}
+	return out, nil
 }

@@ -22,6 +22,9 @@ func TestFlags(t *testing.T) {
 		{"no GPU memory", []string{"-state", t.TempDir(), "-once"}, "GPUMemory is 0"},
 		{"stray argument", []string{"-state", t.TempDir(), "extra"}, `unexpected arguments ["extra"]`},
 		{"bad flag", []string{"-gpu-memory", "lots"}, "invalid value"},
+		{"bad model pairs", []string{"-state", t.TempDir(), "-gpu-memory", "80", "-gpu-models", "gpu_v100"}, `-gpu-models: "gpu_v100": want key=value pairs`},
+		{"bad model memory", []string{"-state", t.TempDir(), "-gpu-memory", "80", "-gpu-model-memory", "V100=16GB"}, `-gpu-model-memory: V100="16GB": want GiB`},
+		{"model memory in MiB", []string{"-state", t.TempDir(), "-gpu-memory", "80", "-gpu-model-memory", "V100=16384"}, `Config.GPUModelMemory["V100"] is 16384`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
