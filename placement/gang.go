@@ -61,13 +61,13 @@ func (w *work) placeGang(it int32, d *elastico.Demand) (ok, avoided bool) {
 		}
 	}
 	sm, mem := d.SM-w.smTol, d.GPUMemory-w.maxMemTol // as w.cursor
-	c := w.idx.cursor(sm, mem, true)
+	c := w.indexFor(it).cursor(sm, mem, true)
 	rejected, empty, after, need := 0, false, 0, d.GPUs
 	for {
 		g, _ := c.next()
 		if g < 0 && c.capped && c.skipped {
 			// Try the buckets the cap cut short, in full.
-			c = w.idx.cursor(sm, mem, false)
+			c = w.indexFor(it).cursor(sm, mem, false)
 			g, _ = c.next()
 		}
 		if g < 0 {
@@ -98,7 +98,7 @@ func (w *work) placeGang(it int32, d *elastico.Demand) (ok, avoided bool) {
 				// Enough loud nodes: walk the empty GPUs' column.
 				empty = true
 				sm = w.cfg.Oversubscription - w.smTol
-				c = w.idx.cursor(sm, mem, true)
+				c = w.indexFor(it).cursor(sm, mem, true)
 			}
 		}
 	}

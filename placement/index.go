@@ -13,6 +13,10 @@ const (
 )
 
 type index struct {
+	// byModel: the index of one GPU model's GPUs, which keeps its places
+	// in gpu.mcell and gpu.mpos (the index of all GPUs keeps them in
+	// gpu.cell and gpu.pos).
+	byModel bool
 	qm, qs  float64 // bucket widths: GiB per row, SM share per column
 	rows    uint64  // bit lm: row lm has a non-empty bucket
 	rowMask [memLevels]uint16
@@ -44,11 +48,20 @@ func (x *index) cellOf(freeSM, freeMem float64) int32 {
 	return int32(level(freeMem, x.qm, memLevels)*smLevels + level(freeSM, x.qs, smLevels))
 }
 
+// slot returns where GPU g's place in x is kept.
+func (x *index) slot(gs []gpu, g int32) (cell, pos *int32) {
+	if x.byModel {
+		return &gs[g].mcell, &gs[g].mpos
+	}
+	return &gs[g].cell, &gs[g].pos
+}
+
 func (x *index) insert(gs []gpu, g int32) {
 	gp := &gs[g]
 	c := x.cellOf(gp.freeSM, gp.freeMem)
-	gp.cell = c
-	gp.pos = int32(len(x.cells[c]))
+	cell, pos := x.slot(gs, g)
+	*cell = c
+	*pos = int32(len(x.cells[c]))
 	x.cells[c] = append(x.cells[c], g)
 	lm, ls := int(c)/smLevels, int(c)%smLevels
 	x.rowMask[lm] |= 1 << ls
@@ -56,20 +69,21 @@ func (x *index) insert(gs []gpu, g int32) {
 }
 
 func (x *index) remove(gs []gpu, g int32) {
-	gp := &gs[g]
-	c := gp.cell
+	cell, pos := x.slot(gs, g)
+	c := *cell
 	if c < 0 {
 		return
 	}
 	s := x.cells[c]
 	last := int32(len(s) - 1)
-	if gp.pos != last {
+	if *pos != last {
 		moved := s[last]
-		s[gp.pos] = moved
-		gs[moved].pos = gp.pos
+		s[*pos] = moved
+		_, mpos := x.slot(gs, moved)
+		*mpos = *pos
 	}
 	x.cells[c] = s[:last]
-	gp.cell, gp.pos = -1, -1
+	*cell, *pos = -1, -1
 	if last == 0 {
 		lm, ls := int(c)/smLevels, int(c)%smLevels
 		x.rowMask[lm] &^= 1 << ls

@@ -119,6 +119,7 @@ type work struct {
 	// cluster does not have (it runs only on GPUs that name none).
 	models []string
 	imodel []int32
+	midx   []index // per model (number − 1), when every GPU names one
 	start  []int32 // item i's GPUs are at[start[i] : start[i]+need]
 	at     []int32
 	placed []bool
@@ -171,7 +172,7 @@ func (w *work) setup(cfg Config, req *elastico.PlacementRequest) error {
 			}
 			w.gpus[g] = gpu{
 				freeSM: cfg.Oversubscription, freeMem: gg.Memory, memTol: 1e-9 * math.Max(1, gg.Memory),
-				node: int32(i), local: int32(k), cell: -1, pos: -1, shared: gg.Shared, model: w.modelOf(gg.Model, true),
+				node: int32(i), local: int32(k), cell: -1, pos: -1, mcell: -1, mpos: -1, shared: gg.Shared, model: w.modelOf(gg.Model, true),
 			}
 			w.maxGPUMem = max(w.maxGPUMem, gg.Memory)
 			w.capacity[elastico.SM]++
@@ -194,6 +195,27 @@ func (w *work) setup(cfg Config, req *elastico.PlacementRequest) error {
 	for g := int32(ng) - 1; g >= 0; g-- {
 		w.idx.insert(w.gpus, g)
 		w.nodes[w.gpus[g].node].open++
+	}
+	// An index per GPU model as well, when every GPU names one (see
+	// indexFor).
+	w.midx = w.midx[:0]
+	anyModel := false
+	for g := range w.gpus {
+		anyModel = anyModel || w.gpus[g].model == 0
+	}
+	if len(w.models) > 0 && !anyModel {
+		if cap(w.midx) >= len(w.models) {
+			w.midx = w.midx[:len(w.models)] // keeps the buckets' arrays
+		} else {
+			w.midx = make([]index, len(w.models))
+		}
+		for m := range w.midx {
+			w.midx[m].byModel = true
+			w.midx[m].reset(qm, cfg.Oversubscription/smLevels)
+		}
+		for g := int32(ng) - 1; g >= 0; g-- {
+			w.midx[w.gpus[g].model-1].insert(w.gpus, g)
+		}
 	}
 
 	items := req.Items

@@ -65,7 +65,7 @@ func (w *work) maxLoud(it int32) int {
 // quietest GPU it passed over for a neighbour it may not share with (or
 // -1), to fall back on.
 func (w *work) findOnePass(it int32, d *elastico.Demand, capped bool) (best, fallback int32, avoided, skipped bool) {
-	c := w.cursor(d, capped)
+	c := w.cursor(it, d, capped)
 	cands := w.cands[:0]
 	firstCell := -1
 	limit := w.judging()
@@ -84,7 +84,7 @@ func (w *work) findOnePass(it int32, d *elastico.Demand, capped bool) (best, fal
 				// empty GPUs can take the replica, and they sit in the
 				// index's top SM column; walk that instead of every
 				// partly filled bucket on the way.
-				c = w.idx.cursor(w.cfg.Oversubscription-w.smTol, d.GPUMemory-w.maxMemTol, capped)
+				c = w.indexFor(it).cursor(w.cfg.Oversubscription-w.smTol, d.GPUMemory-w.maxMemTol, capped)
 				firstCell = -1
 			}
 			if after++; after > maxAfterRejected {

@@ -14,6 +14,7 @@ type gpu struct {
 	local           int32
 	n               int32 // residents
 	cell, pos       int32 // place in the index; -1 when full
+	mcell, mpos     int32 // place in its model's index (work.midx), when there is one
 	model           int32 // 1 + its model's index in work.models; 0: no model (any item fits)
 	shared          bool
 }
@@ -82,8 +83,19 @@ func (w *work) conflicts(it int32, g int32) bool {
 
 // cursor starts below the demand by the fit tolerance, so that a GPU
 // whose free room equals the demand up to rounding is not skipped.
-func (w *work) cursor(d *elastico.Demand, capped bool) cursor {
-	return w.idx.cursor(d.SM-w.smTol, d.GPUMemory-w.maxMemTol, capped)
+func (w *work) cursor(it int32, d *elastico.Demand, capped bool) cursor {
+	return w.indexFor(it).cursor(d.SM-w.smTol, d.GPUMemory-w.maxMemTol, capped)
+}
+
+// indexFor is the index item it searches: its GPU model's alone when every
+// GPU names a model (a search for a model that a tenth of the cluster has
+// otherwise walks past the other nine tenths: at 20,000 jobs on three
+// models, most of an epoch), else the index of all GPUs.
+func (w *work) indexFor(it int32) *index {
+	if m := w.imodel[it]; m > 0 && len(w.midx) > 0 {
+		return &w.midx[m-1]
+	}
+	return &w.idx
 }
 
 func (w *work) score(g int32, d *elastico.Demand) float64 {
@@ -122,11 +134,17 @@ func (w *work) reindex(g int32) {
 	nd := &w.nodes[gp.node]
 	if gp.cell >= 0 {
 		w.idx.remove(w.gpus, g)
+		if len(w.midx) > 0 {
+			w.midx[gp.model-1].remove(w.gpus, g)
+		}
 		nd.open--
 	}
 	full := int(gp.n) >= w.cfg.MaxJobsPerGPU || (!gp.shared && gp.n > 0) || gp.freeSM <= w.smTol
 	if !full {
 		w.idx.insert(w.gpus, g)
+		if len(w.midx) > 0 {
+			w.midx[gp.model-1].insert(w.gpus, g)
+		}
 		nd.open++
 	}
 }
