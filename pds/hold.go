@@ -316,17 +316,11 @@ func (e *epoch) revertGroups() {
 			if e.blocked[root] || e.gain[root] <= 0 {
 				continue
 			}
-			cur := e.curRes[e.curOff[g]:e.curOff[g+1]]
-			sq := e.sq[e.sqOff[g]:]
-			n := len(cur)
-			for x, a := range cur {
-				for y := x + 1; y < n; y++ {
-					b := cur[y]
-					if e.limKeep.Excess(sq[x*n+y], sq[y*n+x], e.capOf(a, e.jobs[a].cur), e.capOf(b, e.jobs[b].cur)) > 0 {
-						e.blocked[root] = true
-					}
+			e.curPairs(g, func(a, b int32, sa, sb float64) {
+				if e.limKeep.Excess(sa, sb, e.capOf(a, e.jobs[a].cur), e.capOf(b, e.jobs[b].cur)) > 0 {
+					e.blocked[root] = true
 				}
-			}
+			})
 		}
 	}
 	root := func(j int32) int32 { return e.find(e.anyGPU(b, j)) }

@@ -242,15 +242,9 @@ func (e *epoch) check(r *result) {
 				// Neither can leave (see Config.Pinned).
 				continue
 			}
-			cur := e.curRes[e.curOff[g]:e.curOff[g+1]]
-			sq := e.sq[e.sqOff[g]:]
-			n := len(cur)
-			for x, a := range cur {
-				for y := x + 1; y < n; y++ {
-					b := cur[y]
-					e.judge(a, e.jobs[a].cur, b, e.jobs[b].cur, g, sq[x*n+y], sq[y*n+x], e.limKeep)
-				}
-			}
+			e.curPairs(g, func(a, b int32, sa, sb float64) {
+				e.judge(a, e.jobs[a].cur, b, e.jobs[b].cur, g, sa, sb, e.limKeep)
+			})
 			continue
 		}
 		for x, a := range on {

@@ -330,18 +330,13 @@ func (e *epoch) interferencePenalties() {
 		if len(on) < 2 {
 			continue
 		}
-		sq := e.sq[e.sqOff[g]:]
-		n := len(on)
-		for x, a := range on {
-			for y := x + 1; y < n; y++ {
-				b := on[y]
-				if e.limKeep.Excess(sq[x*n+y], sq[y*n+x], e.capOf(a, e.jobs[a].cur), e.capOf(b, e.jobs[b].cur)) <= near || e.sharedBefore(a, b, g) {
-					continue
-				}
-				e.pairPenalty(a, b)
-				e.pairPenalty(b, a)
+		e.curPairs(g, func(a, b int32, sa, sb float64) {
+			if e.limKeep.Excess(sa, sb, e.capOf(a, e.jobs[a].cur), e.capOf(b, e.jobs[b].cur)) <= near || e.sharedBefore(a, b, g) {
+				return
 			}
-		}
+			e.pairPenalty(a, b)
+			e.pairPenalty(b, a)
+		})
 	}
 }
 
@@ -369,6 +364,20 @@ func (e *epoch) pairPenalty(j, i int32) {
 			l = e.limKeep
 		}
 		e.base[o] += e.cfg.Alpha * math.Max(0, e.excess(j, k, i, other.cur, l))
+	}
+}
+
+// curPairs calls f for every pair of jobs the State runs on GPU g, with
+// the slowdowns of each beside the other under their running
+// configurations (statusQuoPairs').
+func (e *epoch) curPairs(g int32, f func(a, b int32, sa, sb float64)) {
+	cur := e.curRes[e.curOff[g]:e.curOff[g+1]]
+	sq := e.sq[e.sqOff[g]:]
+	n := len(cur)
+	for x, a := range cur {
+		for y := x + 1; y < n; y++ {
+			f(a, cur[y], sq[x*n+y], sq[y*n+x])
+		}
 	}
 }
 
