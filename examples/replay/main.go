@@ -101,6 +101,17 @@ var policies = []struct {
 	{baseline.LucidName, "Lucid: shortest estimated GPU-time first (run times learned from finished jobs), affine pairs by sharing score", func() (elastico.Scheduler, error) { return &baseline.Lucid{}, nil }, 0, false},
 	{baseline.TiresiasName, "Tiresias-like 2D-LAS", func() (elastico.Scheduler, error) { return baseline.Tiresias{}, nil }, baseline.TiresiasHeartbeat, true},
 	{baseline.PolluxName, "Pollux-like goodput-optimizing GPU counts and batch sizes, p = −1, restart penalty, whole GPUs", func() (elastico.Scheduler, error) { return baseline.Pollux{}, nil }, baseline.PolluxInterval, true},
+	{baseline.GavelName, "Gavel-like heterogeneity-aware max-min fairness (LP), 6-minute rounds, whole GPUs, no space sharing", func() (elastico.Scheduler, error) { return &baseline.Gavel{}, nil }, baseline.GavelRound, true},
+	{baseline.VolcanoAgnosticName, "volcano on free GPUs of any model (heterogeneity-agnostic)", func() (elastico.Scheduler, error) { return baseline.Volcano{AnyModel: true}, nil }, 0, false},
+	{baseline.LucidAgnosticName, "lucid on GPUs of any model (heterogeneity-agnostic)", func() (elastico.Scheduler, error) { return &baseline.Lucid{AnyModel: true}, nil }, 0, false},
+	{baseline.TiresiasAgnosticName, "tiresias on free GPUs of any model (heterogeneity-agnostic)", func() (elastico.Scheduler, error) { return baseline.Tiresias{AnyModel: true}, nil }, baseline.TiresiasHeartbeat, true},
+}
+
+// optIn reports whether a peer runs only when named: gavel and the
+// heterogeneity-agnostic variants matter on mixed clusters (-gpus), and the
+// default set stays the one the README reports.
+func optIn(name string) bool {
+	return name == baseline.GavelName || strings.HasSuffix(name, "-agnostic")
 }
 
 func pdsWith(a pds.Ablation) func() (elastico.Scheduler, error) {
@@ -176,7 +187,7 @@ func selectPolicies(list string) ([]sim.Policy, error) {
 				out = append(out, sim.Policy{Name: p.name, New: p.new, Heartbeat: p.heartbeat, AllowFlaps: p.allowFlaps})
 				continue
 			}
-			if !strings.HasPrefix(p.name, "elastico-") {
+			if !strings.HasPrefix(p.name, "elastico-") && !optIn(p.name) {
 				out = append(out, sim.Policy{Name: p.name, New: p.new, Heartbeat: p.heartbeat, AllowFlaps: p.allowFlaps})
 			}
 		}

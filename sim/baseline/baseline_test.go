@@ -133,7 +133,7 @@ func TestPoliciesRejectBadState(t *testing.T) {
 		{Cluster: cluster(1, 1), Jobs: []elastico.Job{job("a", 0, 0, &elastico.Assignment{ConfigID: "zz", GPUs: []string{"gpu0000"}}, prof("c", 1, 0.5, 4))}},
 		{Cluster: cluster(1, 1), Jobs: []elastico.Job{job("a", 0, 0, &elastico.Assignment{ConfigID: "c", GPUs: []string{"gpu9"}}, prof("c", 1, 0.5, 4))}},
 	}
-	for _, p := range []elastico.Scheduler{Volcano{}, &Lucid{}, Tiresias{}, Pollux{}, &Lucid{MaxPairSM: 2}, &Lucid{Prior: -time.Second}, Tiresias{Thresholds: []float64{5, 1}}, Pollux{P: math.NaN()}} {
+	for _, p := range []elastico.Scheduler{Volcano{}, &Lucid{}, Tiresias{}, Pollux{}, &Gavel{}, Volcano{AnyModel: true}, &Lucid{MaxPairSM: 2}, &Lucid{Prior: -time.Second}, Tiresias{Thresholds: []float64{5, 1}}, Pollux{P: math.NaN()}} {
 		for i := range bad {
 			if _, err := p.Epoch(context.Background(), &bad[i]); err == nil {
 				t.Errorf("%T: bad state %d accepted", p, i)

@@ -3,6 +3,7 @@ package baseline
 import (
 	"cmp"
 	"fmt"
+	"hash/fnv"
 	"slices"
 
 	"github.com/elastico/elastico"
@@ -321,3 +322,86 @@ func fifo(st *elastico.State) []int {
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf("baseline: "+format, args...) }
+
+// onModel returns the profile of j's family with p's configuration on GPU
+// model m (p itself when p runs there), or nil: in a mixed cluster a job
+// keeps its configuration and takes the profile of the model it lands on.
+func onModel(j *elastico.Job, p *elastico.Profile, m string) *elastico.Profile {
+	if p.RunsOn(m) {
+		return p
+	}
+	for k := range j.Family {
+		q := &j.Family[k]
+		if q.Hardware.GPUModel == m && q.Family == p.Family && sameConfig(q.Config, p.Config) {
+			return q
+		}
+	}
+	return nil
+}
+
+// sameConfig compares two configurations' knobs, not their IDs (which
+// name the model).
+func sameConfig(a, b elastico.Configuration) bool {
+	a.ID, b.ID = "", ""
+	return a == b
+}
+
+// models returns the cluster's GPU models in the order they first appear,
+// and how many GPUs each has.
+func (v *view) models() ([]string, []int) {
+	var ms []string
+	var n []int
+	for _, g := range v.gpus {
+		k := slices.Index(ms, g.model)
+		if k < 0 {
+			k = len(ms)
+			ms, n = append(ms, g.model), append(n, 0)
+		}
+		n[k]++
+	}
+	return ms, n
+}
+
+// anyModelWhole returns free whole GPUs of any one model for j's gang
+// under p's configuration, and the family's profile of that configuration
+// on that model, or nil: heterogeneity-agnostic. The models are tried in
+// an order that a hash of the job's ID rotates (Gavel shuffles the GPU
+// types for its agnostic policies; the hash keeps the order the same from
+// one epoch to the next).
+func (v *view) anyModelWhole(j *elastico.Job, p *elastico.Profile) (*elastico.Profile, []int) {
+	ms, _ := v.models()
+	h := fnv.New32a()
+	h.Write([]byte(j.ID))
+	off := int(h.Sum32() % uint32(max(len(ms), 1)))
+	for k := range ms {
+		q := onModel(j, p, ms[(off+k)%len(ms)])
+		if q == nil {
+			continue
+		}
+		if gs := v.wholeGPUs(q); gs != nil {
+			return q, gs
+		}
+	}
+	return nil, nil
+}
+
+// startAnyModel starts job i under p's configuration on free whole GPUs of
+// any model (anyModelWhole), or leaves it waiting.
+func (pl *planner) startAnyModel(i int, p *elastico.Profile) {
+	q, gs := pl.v.anyModelWhole(&pl.v.st.Jobs[i], p)
+	if gs == nil {
+		pl.wait(i, elastico.Unplaceable, fmt.Sprintf("gang of %d whole GPUs of one model does not fit the free GPUs", p.Demand.GPUs))
+		return
+	}
+	pl.assign(i, q, gs)
+}
+
+// start starts job i under p on whole GPUs: of p's model, or of any model
+// when anyModel is set.
+func (pl *planner) start(i int, p *elastico.Profile, anyModel bool) {
+	if anyModel {
+		pl.startAnyModel(i, p)
+		return
+	}
+	pl.startWhole(i, p)
+}

@@ -40,6 +40,12 @@ type Lucid struct {
 	// Prior is the run time assumed for every job until one has finished;
 	// zero means DefaultLucidPrior.
 	Prior time.Duration
+	// AnyModel makes it heterogeneity-agnostic in a cluster of several
+	// GPU models: a job joins a partner, or takes free whole GPUs, on any
+	// one model, under the family's profile of its requested configuration
+	// there (LucidAgnosticName). Otherwise it runs only on its requested
+	// configuration's model.
+	AnyModel bool
 
 	mu     sync.Mutex
 	model  *durationModel
@@ -50,6 +56,9 @@ type Lucid struct {
 
 // LucidName is the policy's name in reports.
 const LucidName = "lucid"
+
+// LucidAgnosticName is the name of Lucid{AnyModel: true} in reports.
+const LucidAgnosticName = "lucid-agnostic"
 
 var _ elastico.Scheduler = (*Lucid)(nil)
 
@@ -114,18 +123,21 @@ func (l *Lucid) Epoch(ctx context.Context, st *elastico.State) (*elastico.Plan, 
 		}
 		p := requested(j)
 		var gs []int
+		var q *elastico.Profile
 		// Lucid packs only gangs of one node (gpu_num <= 8 on its servers).
 		if p.Demand.GPUs <= nodeGPUs {
-			gs = l.partner(v, pl, runList, i, p, prio, limit)
+			gs, q = l.partner(v, pl, runList, i, p, prio, limit)
 		}
-		if gs == nil {
-			gs = v.wholeGPUs(p)
+		if gs == nil && l.AnyModel {
+			q, gs = v.anyModelWhole(j, p)
+		} else if gs == nil {
+			q, gs = p, v.wholeGPUs(p)
 		}
 		if gs == nil {
 			pl.wait(i, elastico.Unplaceable, fmt.Sprintf("gang of %d GPUs finds neither free GPUs nor an affine partner (sharing scores, memory, estimated GPU-time %.3g GPU-h)", p.Demand.GPUs, prio[i]/3600))
 			continue
 		}
-		pl.assign(i, p, gs)
+		pl.assign(i, q, gs)
 		l.started(l.seen[j.ID])
 		runList = append(runList, i)
 	}

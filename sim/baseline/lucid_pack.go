@@ -37,13 +37,21 @@ func shareScore(sm float64) int {
 // job takes exactly the partner's GPUs), their sharing scores sum to at
 // most 2, their memory fits every GPU, and job i's estimated GPU-time is
 // at most twice the partner's; here also their SM shares sum to at most
-// limit, the GPUs allow sharing and the nodes have the host resources.
-func (l *Lucid) partner(v *view, pl *planner, runList []int, i int, p *elastico.Profile, prio []float64, limit float64) []int {
+// limit, the GPUs allow sharing and the nodes have the host resources. With
+// Lucid.AnyModel the partner may run on any model, and job i joins it under
+// the family's profile of p's configuration there (the profile returned).
+func (l *Lucid) partner(v *view, pl *planner, runList []int, i int, req *elastico.Profile, prio []float64, limit float64) ([]int, *elastico.Profile) {
 	st := v.st
 	for _, k := range runList {
 		gs := v.jobGPUs[k]
-		if len(gs) != p.Demand.GPUs || prio[i] > lucidTimeAware*prio[k] {
+		if len(gs) != req.Demand.GPUs || prio[i] > lucidTimeAware*prio[k] {
 			continue
+		}
+		p := req
+		if l.AnyModel {
+			if p = onModel(&st.Jobs[i], req, v.gpus[gs[0]].model); p == nil {
+				continue
+			}
 		}
 		q, ok := st.Jobs[k].Profile(pl.decisions[k].Assignment.ConfigID)
 		if !ok || shareScore(p.Demand.SM)+shareScore(q.Demand.SM) > lucidMaxPairScore {
@@ -66,8 +74,8 @@ func (l *Lucid) partner(v *view, pl *planner, runList []int, i int, p *elastico.
 			fits = fits && v.hostFits(n, p, c)
 		}
 		if fits {
-			return append([]int(nil), gs...)
+			return append([]int(nil), gs...), p
 		}
 	}
-	return nil
+	return nil, nil
 }

@@ -27,10 +27,19 @@ type Tiresias struct {
 	// GPU-seconds, ascending; nil means Tiresias's two-queue setting with
 	// the limit at one GPU-hour (3,600 GPU-s).
 	Thresholds []float64
+	// AnyModel makes it heterogeneity-agnostic in a cluster of several
+	// GPU models: a picked job starts on free GPUs of any one model, under
+	// the family's profile of its requested configuration there
+	// (TiresiasAgnosticName). Otherwise it starts only on its requested
+	// configuration's model.
+	AnyModel bool
 }
 
 // TiresiasName is the policy's name in reports.
 const TiresiasName = "tiresias"
+
+// TiresiasAgnosticName is the name of Tiresias{AnyModel: true} in reports.
+const TiresiasAgnosticName = "tiresias-agnostic"
 
 // TiresiasHeartbeat is how often a host should consult Tiresias while jobs
 // wait even when nothing arrives or finishes: its priorities move with the
@@ -102,7 +111,7 @@ func (t Tiresias) Epoch(ctx context.Context, st *elastico.State) (*elastico.Plan
 			pl.wait(i, elastico.Unaffordable, fmt.Sprintf("queue %d: jobs of higher priority hold the GPUs", queue(i)))
 			continue
 		}
-		pl.startWhole(i, requested(j))
+		pl.start(i, requested(j), t.AnyModel)
 	}
 	return pl.plan(), nil
 }

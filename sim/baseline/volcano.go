@@ -16,16 +16,27 @@ import (
 // node when one node has enough free GPUs (the fullest such node), else over
 // the nodes with the most free GPUs.
 //
+// In a cluster of several GPU models it places a job only on its requested
+// configuration's model (the reference), unless AnyModel is set.
+//
 // The zero value is ready to use and safe for concurrent use.
-type Volcano struct{}
+type Volcano struct {
+	// AnyModel makes it heterogeneity-agnostic: a gang goes on free GPUs
+	// of any one model, under the family's profile of the requested
+	// configuration on that model (VolcanoAgnosticName).
+	AnyModel bool
+}
 
 // Name is the policy's name in reports.
 const VolcanoName = "volcano"
 
+// VolcanoAgnosticName is the name of Volcano{AnyModel: true} in reports.
+const VolcanoAgnosticName = "volcano-agnostic"
+
 var _ elastico.Scheduler = Volcano{}
 
 // Epoch implements elastico.Scheduler.
-func (Volcano) Epoch(ctx context.Context, st *elastico.State) (*elastico.Plan, error) {
+func (vo Volcano) Epoch(ctx context.Context, st *elastico.State) (*elastico.Plan, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -39,7 +50,7 @@ func (Volcano) Epoch(ctx context.Context, st *elastico.State) (*elastico.Plan, e
 		if j.Running != nil {
 			continue
 		}
-		pl.startWhole(i, requested(j))
+		pl.start(i, requested(j), vo.AnyModel)
 	}
 	return pl.plan(), nil
 }
