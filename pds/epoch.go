@@ -65,13 +65,14 @@ type epoch struct {
 	lim      iac.Limit // the sharing rule in force at q
 	// What co-runs taught (learnCoRuns): the corrections, and a dense
 	// table of their factors by family row (corrRow per job).
-	corr    *iac.Corrections
-	corrOn  bool
-	corrIdx map[string]int32
-	corrFac []float64
-	corrN   int32
-	corrRow []int32
-	limKeep iac.Limit // the rule for a pair that shares a GPU as before (Sharing.Keep)
+	corr      *iac.Corrections
+	corrOn    bool
+	corrIdx   map[string]int32
+	corrNames []string // corrIdx's families by number
+	corrFac   []float64
+	corrN     int32
+	corrRow   []int32
+	limKeep   iac.Limit // the rule for a pair that shares a GPU as before (Sharing.Keep)
 
 	displaced, evict, restored []int32 // restore's scratch
 	cands                      []int32 // repack's waiting jobs

@@ -66,7 +66,8 @@ func (e *epoch) learnCoRuns() {
 			}
 		}
 	})
-	names := make([]string, len(e.corrIdx))
+	e.corrNames = slab.Resize(e.corrNames, len(e.corrIdx))
+	names := e.corrNames
 	for f, i := range e.corrIdx {
 		names[i] = f
 	}
