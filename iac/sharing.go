@@ -69,7 +69,7 @@ func (s Sharing) Validate() error {
 
 func (s Sharing) quiet() float64 {
 	if s.Quiet == 0 {
-		return 1 / 0.9
+		return DefaultSharing.Quiet
 	}
 	return s.Quiet
 }
