@@ -129,7 +129,7 @@ func TestReports(t *testing.T) {
 	if got, want := strings.Count(jobsOut.String(), "\n"), 1+2*3*40; got != want {
 		t.Errorf("jobs CSV: %d lines, want %d", got, want)
 	}
-	if head, _, _ := strings.Cut(jobsOut.String(), "\n"); !strings.HasSuffix(head, ",reconfigs,migrations,preemptions,restarts,flaps") {
+	if head, _, _ := strings.Cut(jobsOut.String(), "\n"); !strings.HasSuffix(head, ",reconfigs,migrations,preemptions,restarts,flaps,held_s,run_s,shared_s,gpu_s") {
 		t.Errorf("jobs CSV header %q lacks the per-job transitions and flaps", head)
 	}
 }

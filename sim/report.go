@@ -241,7 +241,7 @@ func WriteCSV(w io.Writer, s *Summary) error {
 // figures.
 func WriteJobsCSV(w io.Writer, o *Outcome) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"policy", "seed", "job", "family", "class", "gpus", "arrival_s", "start_s", "finish_s", "jct_s", "queue_s", "dedicated_s", "slowdown", "reconfigs", "migrations", "preemptions", "restarts", "flaps"})
+	cw.Write([]string{"policy", "seed", "job", "family", "class", "gpus", "arrival_s", "start_s", "finish_s", "jct_s", "queue_s", "dedicated_s", "slowdown", "reconfigs", "migrations", "preemptions", "restarts", "flaps", "held_s", "run_s", "shared_s", "gpu_s"})
 	f := func(x float64) string {
 		if math.IsNaN(x) {
 			return ""
@@ -257,7 +257,8 @@ func WriteJobsCSV(w io.Writer, o *Outcome) error {
 				cw.Write([]string{name, strconv.FormatUint(r.Seed, 10), j.ID, j.Family, j.Class.String(), strconv.Itoa(j.GPUs),
 					f(j.Arrival), f(j.Start), f(j.Finish), f(j.JCT()), f(j.Queue()), f(j.Dedicated),
 					strconv.FormatFloat(j.JCT()/j.Dedicated, 'f', 3, 64),
-					strconv.Itoa(j.Reconfigs), strconv.Itoa(j.Migrations), strconv.Itoa(j.Preemptions), strconv.Itoa(j.Restarts), strconv.Itoa(j.Flaps)})
+					strconv.Itoa(j.Reconfigs), strconv.Itoa(j.Migrations), strconv.Itoa(j.Preemptions), strconv.Itoa(j.Restarts), strconv.Itoa(j.Flaps),
+					f(j.HeldTime), f(j.RunTime), f(j.SharedTime), f(j.GPUTime)})
 			}
 		}
 	}

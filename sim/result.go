@@ -57,6 +57,10 @@ type JobResult struct {
 	// at or above its floor (0 when it has none).
 	RunTime, FloorTime float64
 	HasFloor           bool
+	// HeldTime is the time it held GPUs (RunTime plus its restarts);
+	// SharedTime the part of RunTime beside a productive co-runner;
+	// GPUTime the GPU-seconds it held.
+	HeldTime, SharedTime, GPUTime float64
 }
 
 // JCT returns the job completion time (NaN if unfinished).
@@ -86,6 +90,7 @@ func (s *simulation) finishResult() {
 			Finished: j.done, Reconfigs: j.reconfigs, Migrations: j.migrations,
 			Preemptions: j.preemptions, Restarts: j.restarts, Flaps: j.flaps,
 			RunTime: j.runTime, FloorTime: j.floorTime, HasFloor: j.Floor > 0,
+			HeldTime: j.heldTime, SharedTime: j.sharedTime, GPUTime: j.attained,
 		}
 		if j.started {
 			jr.Start = j.firstStart

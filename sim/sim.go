@@ -39,6 +39,8 @@ type jobState struct {
 	flaps       int
 	floorTime   float64
 	runTime     float64
+	heldTime    float64 // time it held GPUs, restarting or not
+	sharedTime  float64 // time it made progress beside a productive co-runner
 	// assignments held in calm interval number calm (see watchFlaps)
 	calm int
 	hist []held
@@ -313,6 +315,7 @@ func (s *simulation) advance(t float64) {
 			continue
 		}
 		j.attained += d * float64(len(j.gpus))
+		j.heldTime += d
 		if j.rate > 0 {
 			w := j.rate * d
 			j.progress += w
@@ -321,6 +324,7 @@ func (s *simulation) advance(t float64) {
 			j.runTime += d
 			s.res.runArea += d
 			if j.shared {
+				j.sharedTime += d
 				s.res.sharedArea += d
 				s.res.sharedSpeedArea += j.speed * d
 			}
