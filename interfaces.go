@@ -59,9 +59,10 @@ type Bidder struct {
 
 // Option is one configuration as the market sees it.
 type Option struct {
-	// Goodput is G̃_j(c) = G_j(c) / max_c G_j(c), in [0, 1], plus, for a
-	// running job's present option, what keeping it saves (pds adds its
-	// restart cost there).
+	// Goodput is G̃_j(c) = G_j(c) / max_c G_j(c), in [0, 1], plus what the
+	// scheduler adds to every option (pds adds what running at all is
+	// worth) and, for a running job's present option, what keeping it
+	// saves (pds adds its restart cost there).
 	Goodput float64
 	// Demand is the configuration's total demand (Demand.Total()).
 	Demand Vector

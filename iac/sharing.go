@@ -87,15 +87,24 @@ func (s Sharing) At(q float64) Limit {
 	return Limit{bound: 2 / (1 + s.Margin), byValue: true, on: true}
 }
 
-// Keep returns the limit for a pair that already shares a GPU as it did:
-// the loosest the rule ever allows (Eq. 11's cap, or by value with no
-// margin), so that a queue that empties by the very job that joined a GPU
-// does not split the pair again, and the next arrival join them again.
+// Keep returns the limit for a pair that already shares a GPU as it did.
+// Under Eq. 11 it is the loosest τ the rule ever allows. By value it is
+// the start rule's mirror: a pair that shares goes on sharing while the two
+// do at least 1 − Margin GPUs' worth of work together (1/Ŝ_a + 1/Ŝ_b ≥
+// 1 − Margin; any pair once Margin ≥ 1). The band between 1 − Margin and
+// 1 + Margin is hysteresis: splitting a pair that does about one GPU's
+// worth gains nothing and costs a restart, and the corrections learned
+// from what the pair really did, a few percent noisy, would otherwise
+// split and join it again as they cross 1. Nor does a queue that empties
+// by the very job that joined the GPU split the pair.
 func (s Sharing) Keep() Limit {
 	if s.Tolerance != nil {
 		return Limit{bound: s.Tolerance.Max(), on: true}
 	}
-	return Limit{bound: 2, byValue: true, on: true}
+	if s.Margin >= 1 {
+		return Limit{bound: math.Inf(1), byValue: true, on: true}
+	}
+	return Limit{bound: 2 / (1 - s.Margin), byValue: true, on: true}
 }
 
 // Limit is the rule in force for one decision: from [Sharing.At] or

@@ -51,8 +51,8 @@ func TestSharingByValue(t *testing.T) {
 	}
 }
 
-// TestSharingKeep: a pair that shares as before is held to the loosest
-// form of the rule, which allows every pair the rule allows at any queue.
+// TestSharingKeep: a pair that shares as before is held to the rule for
+// keeping a pair, which allows every pair the rule allows at any queue.
 func TestSharingKeep(t *testing.T) {
 	inf := math.Inf(1)
 	for _, s := range []Sharing{DefaultSharing, {Quiet: 1.3, Margin: 0.5}, PaperSharing(DefaultTolerance)} {
@@ -66,6 +66,35 @@ func TestSharingKeep(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSharingKeepHysteresis: by value, a pair starts at 1 + Margin GPUs'
+// worth of work and is split below 1 − Margin; between the two it stays as
+// it is.
+func TestSharingKeepHysteresis(t *testing.T) {
+	inf := math.Inf(1)
+	s := Sharing{Quiet: 1 / 0.9, Margin: 0.1}
+	at, keep := s.At(1), s.Keep()
+	for _, tt := range []struct {
+		speed       float64 // each job's speed beside the other
+		start, stay bool
+	}{
+		{0.56, true, true},   // 1.12 GPUs' worth
+		{0.5, false, true},   // 1.0
+		{0.46, false, true},  // 0.92
+		{0.44, false, false}, // 0.88
+	} {
+		a := 1 / tt.speed
+		if got := at.Allows(a, a, inf, inf); got != tt.start {
+			t.Errorf("two jobs at %g of their speed: start %v, want %v", tt.speed, got, tt.start)
+		}
+		if got := keep.Allows(a, a, inf, inf); got != tt.stay {
+			t.Errorf("two jobs at %g of their speed: stay %v, want %v (%v)", tt.speed, got, tt.stay, keep)
+		}
+	}
+	if l := (Sharing{Margin: 1}).Keep(); !l.Allows(100, 100, inf, inf) {
+		t.Errorf("Margin 1: Keep %v splits a pair; want every pair kept", l)
 	}
 }
 

@@ -26,6 +26,10 @@ const (
 	// job's configuration must gain at least 5 % of its best goodput, so
 	// near-ties do not flap.
 	DefaultSwitchingCost = 0.05
+	// DefaultInService is what running is worth to a job beyond its work:
+	// one GPU's worth (times its weight), so that a waiting job's first
+	// GPU is worth more than a running job's next one.
+	DefaultInService = 1.0
 	// DefaultDelta is Δ: the learned penalty a configuration gets each time
 	// the sharing rule forbids it beside a co-runner.
 	DefaultDelta = 0.25
@@ -55,6 +59,7 @@ const (
 const (
 	MaxAlpha         = 100
 	MaxSwitchingCost = 1
+	MaxInService     = 100
 	MaxDelta         = 10
 	MaxRounds        = 10
 )
@@ -106,6 +111,13 @@ type Config struct {
 	// than the one it runs under (all of a waiting job's). Zero:
 	// DefaultSwitchingCost; valid range (0, MaxSwitchingCost].
 	SwitchingCost float64
+	// InService is what a job that runs is worth beyond its work, in GPUs'
+	// worth (times its weight): a configuration is worth w·(G̃·s +
+	// InService) (see the package doc). It makes the market start a
+	// waiting job before it grows a running one by as much: each job that
+	// waits adds to every job's completion time what a job that grows
+	// saves its own. Zero: DefaultInService; valid range (0, MaxInService].
+	InService float64
 	// Delta is Δ, the learned penalty per violation. Zero: DefaultDelta;
 	// valid range (0, MaxDelta].
 	Delta float64
@@ -194,6 +206,10 @@ type Ablation struct {
 	// separating the pair or deferring the newcomer, never by reshaping.
 	// With NoReservation it is the paper's −PDS.
 	NoCoordinatedReconfiguration bool
+	// SMMarket: the paper's market, where a configuration demands the SMs
+	// it uses (Demand.SM per GPU) rather than its GPUs whole, and a job is
+	// worth its work alone (InService is not added).
+	SMMarket bool
 }
 
 // withDefaults fills zero fields and rejects bad values, naming the field.
@@ -210,6 +226,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, bad("Alpha", c.Alpha, fmt.Sprintf("a number in (0, %d] (0 for the default)", MaxAlpha))
 	case !inRange(c.SwitchingCost, MaxSwitchingCost):
 		return c, bad("SwitchingCost", c.SwitchingCost, fmt.Sprintf("a number in (0, %d] (0 for the default)", MaxSwitchingCost))
+	case !inRange(c.InService, MaxInService):
+		return c, bad("InService", c.InService, fmt.Sprintf("a number in (0, %d] (0 for the default)", MaxInService))
 	case !inRange(c.Delta, MaxDelta):
 		return c, bad("Delta", c.Delta, fmt.Sprintf("a number in (0, %d] (0 for the default)", MaxDelta))
 	case c.Rounds < 0 || c.Rounds > MaxRounds:
@@ -242,6 +260,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.Reservation, DefaultReservation)
 	def(&c.Alpha, DefaultAlpha)
 	def(&c.SwitchingCost, DefaultSwitchingCost)
+	def(&c.InService, DefaultInService)
 	def(&c.Delta, DefaultDelta)
 	def(&c.PenaltyDecay, DefaultPenaltyDecay)
 	if c.Rounds == 0 {

@@ -214,7 +214,7 @@ func (e *epoch) restore() {
 // loudBeside reports whether running job j, put back where it runs under
 // family index k, would share a GPU with a job of plan b (other than those
 // restore evicts) that the sharing rule says it may not share with: its
-// loosest form, e.limKeep, beside a job that shares the GPU as before, the
+// rule for keeping a pair, e.limKeep, beside a job that shares the GPU as before, the
 // rule at today's queue beside any other.
 func (e *epoch) loudBeside(b *result, j, k int32) bool {
 	if !e.memo.on() {

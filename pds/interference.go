@@ -221,7 +221,7 @@ func (e *epoch) on(g int32) []int32 { return e.resJobs[e.resOff[g]:e.resOff[g+1]
 // check fills e.viol with the co-located pairs of r the sharing rule says
 // may not share, one per pair (on the first GPU they share), in a fixed
 // order. Two jobs that share the GPU as they did when the epoch began (both
-// under their running configurations) are held to the rule's loosest form,
+// under their running configurations) are held to the rule for keeping a pair,
 // e.keep, not to the rule at today's queue: that rule tightens as the
 // queue shrinks, and the job that shrank it by starting would otherwise be
 // split from its neighbour at the next epoch, and started beside it again

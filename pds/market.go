@@ -224,6 +224,12 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string) {
 			sw = 0
 		}
 		d := p.Demand.Total()
+		if !ab.SMMarket {
+			// GPUs whole: which jobs share a GPU is the sharing rule's
+			// decision, made where the pairs are known (see the package
+			// doc).
+			d[elastico.SM] = max(d[elastico.SM], float64(p.Demand.GPUs))
+		}
 		// The dominant share, inline (Vector.DominantShare per option is a
 		// measurable part of an epoch).
 		share := max(d[0]*inv[0], d[1]*inv[1], d[2]*inv[2], d[3]*inv[3])
@@ -272,6 +278,19 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string) {
 		size = 1 / perGPU
 	}
 	js.scale = job.EffectiveWeight() * size
+	inService := 0.0
+	if !ab.SMMarket {
+		// w·(G̃·s + InService·n), n the GPUs of its smallest
+		// configuration, as w·s·(G̃ + InService·n/s).
+		n := math.MaxInt
+		for x := range opts {
+			n = min(n, job.Family[e.optFam[a+int32(x)]].Demand.GPUs)
+		}
+		inService = e.cfg.InService * float64(n) / size
+		for x := range opts {
+			opts[x].Goodput += inService
+		}
+	}
 	rmin := opts[0].Demand
 	for x := range opts {
 		e.famVal[e.memo.base[j]+uint32(e.optFam[a+int32(x)])] = js.scale * opts[x].Goodput
@@ -285,7 +304,7 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string) {
 		// Config.Horizon and MinRunTime): its present option is worth that
 		// much more.
 		o := &e.options[js.curOpt]
-		js.keep = e.keepBonus(js, o.Goodput)
+		js.keep = e.keepBonus(js, o.Goodput-inService)
 		o.Goodput += js.keep
 	}
 }
@@ -319,7 +338,7 @@ const nearTolerance = 0.8
 // above the sharing rule, iac.Limit.Excess) to every option of a running
 // job, against each of its current co-runners whose pair is near or above
 // the rule (once per pair, on the first GPU the two share). The pair as it
-// runs is judged as check judges it, by the rule's loosest form
+// runs is judged as check judges it, by the rule for keeping a pair
 // (e.limKeep): judged by the rule at today's queue, a pair that shares
 // as before priced its jobs out of the market, where the check would
 // have let it be or split it onto free GPUs.
@@ -468,6 +487,43 @@ func (e *epoch) admit() {
 	for _, j := range e.waiting {
 		js := &e.jobs[j]
 		take(js, js.minOpt)
+	}
+	if e.cfg.Ablation.SMMarket {
+		return
+	}
+	// Co-location. The market gives GPUs whole, so the jobs it could not
+	// fit may still share a GPU where the sharing rule and the placer
+	// allow: first the running jobs it deferred, each under its
+	// configuration (it shares as it did, unless the rule now splits the
+	// pair), then the waiting jobs in the queue's order at their smallest
+	// configurations, as many GPUs' worth as the cluster has, each within
+	// the memory, CPU and RAM left.
+	share := func(js *jobState, o int32) bool {
+		if js.bidder < 0 || e.choice[js.bidder] >= 0 || o < 0 {
+			return false
+		}
+		d := e.real[o]
+		d[elastico.SM] = 0
+		if e.market.Bidders[js.bidder].Value(int(o-js.first)) > 0 && d.LessEq(free) {
+			e.choice[js.bidder] = o - js.first
+			free = free.Sub(d)
+			return true
+		}
+		return false
+	}
+	for j := range e.jobs {
+		if js := &e.jobs[j]; js.running {
+			share(js, js.curOpt)
+		}
+	}
+	slots := e.ngpu
+	for _, j := range e.waiting {
+		if slots <= 0 {
+			break
+		}
+		if js := &e.jobs[j]; share(js, js.minOpt) {
+			slots -= js.job.Family[e.optFam[js.minOpt]].Demand.GPUs
+		}
 	}
 }
 

@@ -20,6 +20,7 @@ func TestPinned(t *testing.T) {
 		name     string
 		scenario string
 		running  map[string]*elastico.Assignment // replaces the scenario's
+		paper    bool                            // the paper's market (Ablation.SMMarket)
 		drop     []string                        // jobs left out
 		want     map[string]string
 		wantActs []string
@@ -39,7 +40,7 @@ func TestPinned(t *testing.T) {
 			wantActs: []string{"reconfigure t1", "reconfigure t2"},
 		},
 		{
-			name: "reshape on the same GPU", scenario: "reconfigure-not-migrate",
+			name: "reshape on the same GPU", scenario: "reconfigure-not-migrate", paper: true,
 			want:     map[string]string{"a": "small@g0", "b": "kv40@g0", "c": "only@g1"},
 			wantActs: []string{"reconfigure a", "start b"},
 		},
@@ -53,7 +54,7 @@ func TestPinned(t *testing.T) {
 					st.Jobs[i].Running = a
 				}
 			}
-			s, err := New(Config{Predictor: pred, Pinned: true, Clock: fixedClock()})
+			s, err := New(Config{Predictor: pred, Pinned: true, Clock: fixedClock(), Ablation: Ablation{SMMarket: tt.paper}})
 			if err != nil {
 				t.Fatal(err)
 			}
