@@ -317,6 +317,21 @@ func TestPlace(t *testing.T) {
 			wantGPUs: [][]elastico.GPURef{{ref(0, 0), ref(1, 0)}},
 		},
 		{
+			// Spread is allowed, not wanted: replica by replica, best fit
+			// would put one beside a on n0 (b fills n0's other GPU) and
+			// one on n1.
+			name:    "a spread gang stays on one node when one holds it",
+			cluster: cluster(2, 2, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				a, b := item("a", 1, 0.4, 4), item("b", 1, 0.9, 4)
+				a.Current, b.Current = []elastico.GPURef{ref(0, 0)}, []elastico.GPURef{ref(0, 1)}
+				it := item("g", 2, 0.5, 4)
+				it.Job.Spread = true
+				return []elastico.PlacementItem{a, b, it}
+			}(),
+			wantGPUs: [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 1)}, {ref(1, 0), ref(1, 1)}},
+		},
+		{
 			name:    "a gang is all or nothing",
 			cluster: cluster(1, 2, 16, true, 32, 256),
 			items: func() []elastico.PlacementItem {
