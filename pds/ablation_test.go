@@ -100,7 +100,7 @@ func TestAblations(t *testing.T) {
 		},
 		{
 			// −IAC: x and y share a GPU whatever the predictor says.
-			name: "memory-only co-location", scenario: "interference-separated",
+			name: "memory-only co-location", scenario: "interference-separated", paper: true,
 			ablation:    Ablation{MemoryOnlyColocation: true},
 			wantFull:    map[string]string{"x": "c@g0", "y": "c@g1", "z": "c@g1"},
 			wantAblated: map[string]string{"x": "c@g0", "y": "c@g0", "z": "c@g1"},

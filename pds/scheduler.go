@@ -62,11 +62,14 @@ func New(cfg Config) (*Scheduler, error) {
 		// violations. In the first round such a GPU is a last resort
 		// instead: a violation found there is what makes the market
 		// reshape the job that causes it (Algorithm 1's penalties), where a
-		// refusal would only leave its neighbour waiting.
-		if s.placer, err = placement.New(placement.Config{LoudProbes: c.LoudProbes}); err != nil {
+		// refusal would only leave its neighbour waiting. A job goes beside
+		// another only when no GPU is free (ShareLast): the market decides
+		// how many run by whole GPUs, and a pair runs slower than each job
+		// alone. (The paper's market packs, as the paper's placer does.)
+		if s.placer, err = placement.New(placement.Config{LoudProbes: c.LoudProbes, ShareLast: !c.Ablation.SMMarket}); err != nil {
 			return nil, fmt.Errorf("pds: default placer: %w", err)
 		}
-		if s.first, err = placement.New(placement.Config{LoudLastResort: true, LoudProbes: c.LoudProbes}); err != nil {
+		if s.first, err = placement.New(placement.Config{LoudLastResort: true, LoudProbes: c.LoudProbes, ShareLast: !c.Ablation.SMMarket}); err != nil {
 			return nil, fmt.Errorf("pds: default placer: %w", err)
 		}
 	}

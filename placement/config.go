@@ -68,6 +68,22 @@ type Config struct {
 	// than forbidden: the item goes there if nothing else has room (unless
 	// the item is Quiet).
 	LoudLastResort bool
+	// ShareLast puts a one-GPU replica on a GPU no job holds when one has
+	// room, and beside a resident only when none does. By default the
+	// search packs: it takes the fullest GPU with room, the paper's way
+	// of raising utilization. A scheduler that decides how many jobs run
+	// by whole GPUs (pds) wants a job alone wherever a GPU is free: two
+	// jobs that share run slower than each alone.
+	ShareLast bool
+	// SpreadAnyway lets a gang whose job allows it (Job.Spread) spread
+	// over nodes whenever no node has room for it now. By default it
+	// spreads only when no node could ever hold it (it needs more GPUs
+	// than the largest node has), and otherwise waits for one node, as a
+	// gang that must not spread does: replicas spread over nodes talk over
+	// the network, and on Gavel's V100 measurements a spread gang does a
+	// fraction of a node's work (placed wherever there was room, three
+	// gangs in four ran spread and the average JCT was a tenth longer).
+	SpreadAnyway bool
 }
 
 func (c Config) withDefaults() (Config, error) {

@@ -64,7 +64,7 @@ func (w *work) why(it int32, avoided bool) {
 		} else {
 			b = append(b, w.cfg.Sharing.String()...)
 		}
-	case d.GPUs == 1 || item.Job.Spread:
+	case d.GPUs == 1 || item.Job.Spread && (w.cfg.SpreadAnyway || d.GPUs > w.maxNodeGPUs):
 		if d.GPUs == 1 {
 			b = append(b, "no "...)
 			b = append(b, model...)

@@ -387,7 +387,8 @@ func (w *work) stay(it int32) bool {
 func (w *work) placeItem(it int32) {
 	item := &w.req.Items[it]
 	d := &w.dem[it]
-	sh := shape{spread: d.GPUs == 1 || item.Job.Spread, model: w.imodel[it], need: d.GPUs, sm: d.SM, mem: d.GPUMemory, cpu: d.CPU, ram: d.RAM}
+	spread := item.Job.Spread && (w.cfg.SpreadAnyway || d.GPUs > w.maxNodeGPUs)
+	sh := shape{spread: d.GPUs == 1 || spread, model: w.imodel[it], need: d.GPUs, sm: d.SM, mem: d.GPUMemory, cpu: d.CPU, ram: d.RAM}
 	for _, f := range w.failures {
 		if f.covers(sh) {
 			w.why(it, false)
@@ -404,10 +405,8 @@ func (w *work) placeItem(it int32) {
 			w.commit(it, g, d)
 			w.at[w.start[it]] = g
 		}
-	case item.Job.Spread:
-		// One node when one holds it: a gang spread over nodes runs at
-		// the network's speed, not the node's (on Gavel's V100 servers
-		// placed replica by replica, three gangs in four were spread).
+	case spread:
+		// One node when one holds it (see Config.SpreadAnyway).
 		if ok, avoided = w.placeGang(it, d); !ok {
 			var av bool
 			ok, av = w.placeSpread(it, d)

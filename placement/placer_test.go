@@ -332,6 +332,56 @@ func TestPlace(t *testing.T) {
 			wantGPUs: [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 1)}, {ref(1, 0), ref(1, 1)}},
 		},
 		{
+			// The default packs: b goes beside a, on the fuller GPU.
+			name:    "packs by default",
+			cluster: cluster(1, 2, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				a := item("a", 1, 0.4, 4)
+				a.Current = []elastico.GPURef{ref(0, 0)}
+				return []elastico.PlacementItem{a, item("b", 1, 0.4, 4)}
+			}(),
+			wantGPUs: [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 0)}},
+		},
+		{
+			name:    "ShareLast: a free GPU first",
+			cfg:     Config{ShareLast: true},
+			cluster: cluster(1, 2, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				a := item("a", 1, 0.4, 4)
+				a.Current = []elastico.GPURef{ref(0, 0)}
+				return []elastico.PlacementItem{a, item("b", 1, 0.4, 4)}
+			}(),
+			wantGPUs: [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 1)}},
+		},
+		{
+			// Each node has one free GPU: a gang that may spread waits for
+			// a node unless told to spread anyway.
+			name:    "a spread gang waits for one node",
+			cluster: cluster(2, 2, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				a, b := item("a", 1, 0.9, 4), item("b", 1, 0.9, 4)
+				a.Current, b.Current = []elastico.GPURef{ref(0, 0)}, []elastico.GPURef{ref(1, 0)}
+				it := item("g", 2, 0.5, 4)
+				it.Job.Spread = true
+				return []elastico.PlacementItem{a, b, it}
+			}(),
+			wantGPUs:    [][]elastico.GPURef{{ref(0, 0)}, {ref(1, 0)}, nil},
+			wantReasons: []string{"", "", "no node has 2 GPUs with 0.50 SM and 4.0 GiB free each, and 2.0 CPU and 8.0 GiB RAM free"},
+		},
+		{
+			name:    "SpreadAnyway: a spread gang crosses nodes when no node has room",
+			cfg:     Config{SpreadAnyway: true},
+			cluster: cluster(2, 2, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				a, b := item("a", 1, 0.9, 4), item("b", 1, 0.9, 4)
+				a.Current, b.Current = []elastico.GPURef{ref(0, 0)}, []elastico.GPURef{ref(1, 0)}
+				it := item("g", 2, 0.5, 4)
+				it.Job.Spread = true
+				return []elastico.PlacementItem{a, b, it}
+			}(),
+			wantGPUs: [][]elastico.GPURef{{ref(0, 0)}, {ref(1, 0)}, {ref(0, 1), ref(1, 1)}},
+		},
+		{
 			name:    "a gang is all or nothing",
 			cluster: cluster(1, 2, 16, true, 32, 256),
 			items: func() []elastico.PlacementItem {

@@ -21,10 +21,15 @@ type cand struct {
 func (w *work) findOne(it int32, d *elastico.Demand) (best int32, avoided bool) {
 	// A capped pass first; an exhaustive one only if the cap may have
 	// hidden the only GPUs with room (or with quiet neighbours).
-	best, fallback, avoided, skipped := w.findOnePass(it, d, true)
+	if w.cfg.ShareLast {
+		if b, _, av, _ := w.findOnePass(it, d, true, true); b >= 0 {
+			return b, av
+		}
+	}
+	best, fallback, avoided, skipped := w.findOnePass(it, d, true, false)
 	if best < 0 && skipped {
 		var fb int32
-		best, fb, avoided, _ = w.findOnePass(it, d, false)
+		best, fb, avoided, _ = w.findOnePass(it, d, false, false)
 		if fb >= 0 {
 			fallback = fb
 		}
@@ -63,9 +68,12 @@ func (w *work) maxLoud(it int32) int {
 
 // findOnePass returns the best GPU for one replica (or -1), and the
 // quietest GPU it passed over for a neighbour it may not share with (or
-// -1), to fall back on.
-func (w *work) findOnePass(it int32, d *elastico.Demand, capped bool) (best, fallback int32, avoided, skipped bool) {
+// -1), to fall back on. With empty, it looks only at GPUs no job holds.
+func (w *work) findOnePass(it int32, d *elastico.Demand, capped, empty bool) (best, fallback int32, avoided, skipped bool) {
 	c := w.cursor(it, d, capped)
+	if empty {
+		c = w.indexFor(it).cursor(w.cfg.Oversubscription-w.smTol, d.GPUMemory-w.maxMemTol, capped)
+	}
 	cands := w.cands[:0]
 	firstCell := -1
 	limit := w.judging()
@@ -91,7 +99,7 @@ func (w *work) findOnePass(it int32, d *elastico.Demand, capped bool) (best, fal
 				break
 			}
 		}
-		if !w.fitsGPU(it, g, d) || !w.fitsNode(w.gpus[g].node, 1, d) {
+		if !w.fitsGPU(it, g, d) || !w.fitsNode(w.gpus[g].node, 1, d) || (empty && w.gpus[g].n > 0) {
 			continue
 		}
 		if w.conflicts(it, g) {
