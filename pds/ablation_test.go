@@ -109,7 +109,7 @@ func TestAblations(t *testing.T) {
 		{
 			// No reservation: nothing is held back for b, and the paper's
 			// market grows a onto both GPUs. (In the default market, b's
-			// start is worth more than a's growth: InService.)
+			// start is worth more than a's growth: Config.Fairness.)
 			name: "no reservation", scenario: "reservation-admits", paper: true,
 			ablation:    Ablation{NoReservation: true},
 			wantFull:    map[string]string{"a": "x1@g0", "b": "x1@g1"},

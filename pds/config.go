@@ -26,10 +26,10 @@ const (
 	// job's configuration must gain at least 5 % of its best goodput, so
 	// near-ties do not flap.
 	DefaultSwitchingCost = 0.05
-	// DefaultInService is what running is worth to a job beyond its work:
-	// one GPU's worth (times its weight), so that a waiting job's first
-	// GPU is worth more than a running job's next one.
-	DefaultInService = 1.0
+	// DefaultFairness is ε of a job's worth w·n·(1/ε − 1/(x + ε)) (see
+	// Config.Fairness): Pollux's p = −1, shifted so that waiting is worth
+	// nothing.
+	DefaultFairness = 0.1
 	// DefaultDelta is Δ: the learned penalty a configuration gets each time
 	// the sharing rule forbids it beside a co-runner.
 	DefaultDelta = 0.25
@@ -45,11 +45,14 @@ const (
 	DefaultRestartTime = 30 * time.Second
 	// DefaultHorizon is how soon a displacement must pay for itself: a
 	// running job is worth keeping by γ0 plus its restart time's share of
-	// ten minutes of its work (see Config.Horizon).
-	DefaultHorizon = 10 * time.Minute
+	// an hour of its work (see Config.Horizon). (Ten minutes held jobs that
+	// last tens of minutes, Pollux's, where they were; 1 h took them from
+	// 0.96 to 1.01 of pollux's JCT.)
+	DefaultHorizon = time.Hour
 	// DefaultMinRunTime is how long a job that was just started, moved or
-	// reshaped is held where it runs: ten restarts of the default cost.
-	DefaultMinRunTime = 5 * time.Minute
+	// reshaped is held where it runs: two restarts of the default cost, a
+	// host's epoch or a few.
+	DefaultMinRunTime = time.Minute
 	// DefaultReserveAfter is how long a job may wait before GPUs are held
 	// for it (see Config.ReserveAfter).
 	DefaultReserveAfter = 10 * time.Minute
@@ -59,7 +62,7 @@ const (
 const (
 	MaxAlpha         = 100
 	MaxSwitchingCost = 1
-	MaxInService     = 100
+	MaxFairness      = 100
 	MaxDelta         = 10
 	MaxRounds        = 10
 )
@@ -111,13 +114,15 @@ type Config struct {
 	// than the one it runs under (all of a waiting job's). Zero:
 	// DefaultSwitchingCost; valid range (0, MaxSwitchingCost].
 	SwitchingCost float64
-	// InService is what a job that runs is worth beyond its work, in GPUs'
-	// worth (times its weight): a configuration is worth w·(G̃·s +
-	// InService) (see the package doc). It makes the market start a
-	// waiting job before it grows a running one by as much: each job that
-	// waits adds to every job's completion time what a job that grows
-	// saves its own. Zero: DefaultInService; valid range (0, MaxInService].
-	InService float64
+	// Fairness is ε of what a configuration is worth to a job:
+	// w·n·(1/ε − 1/(x + ε)), with x its speedup, its goodput over the
+	// goodput of the job's best configuration on its fair share of the
+	// cluster's GPUs (⌈GPUs / jobs⌉), and n the GPUs of its smallest
+	// configuration (see the package doc). Small ε makes a job's first
+	// GPUs worth far more than its next ones (a waiting job starts before a
+	// running one grows); large ε makes worth nearly proportional to
+	// speedup. Zero: DefaultFairness; valid range (0, MaxFairness].
+	Fairness float64
 	// Delta is Δ, the learned penalty per violation. Zero: DefaultDelta;
 	// valid range (0, MaxDelta].
 	Delta float64
@@ -208,7 +213,8 @@ type Ablation struct {
 	NoCoordinatedReconfiguration bool
 	// SMMarket: the paper's market, where a configuration demands the SMs
 	// it uses (Demand.SM per GPU) rather than its GPUs whole, and a job is
-	// worth its work alone (InService is not added).
+	// worth its work alone: w·G̃·s, its normalized goodput in GPUs' worth
+	// of its most efficient configuration (Fairness is not used).
 	SMMarket bool
 }
 
@@ -226,8 +232,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, bad("Alpha", c.Alpha, fmt.Sprintf("a number in (0, %d] (0 for the default)", MaxAlpha))
 	case !inRange(c.SwitchingCost, MaxSwitchingCost):
 		return c, bad("SwitchingCost", c.SwitchingCost, fmt.Sprintf("a number in (0, %d] (0 for the default)", MaxSwitchingCost))
-	case !inRange(c.InService, MaxInService):
-		return c, bad("InService", c.InService, fmt.Sprintf("a number in (0, %d] (0 for the default)", MaxInService))
+	case !inRange(c.Fairness, MaxFairness):
+		return c, bad("Fairness", c.Fairness, fmt.Sprintf("a number in (0, %d] (0 for the default)", MaxFairness))
 	case !inRange(c.Delta, MaxDelta):
 		return c, bad("Delta", c.Delta, fmt.Sprintf("a number in (0, %d] (0 for the default)", MaxDelta))
 	case c.Rounds < 0 || c.Rounds > MaxRounds:
@@ -260,7 +266,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.Reservation, DefaultReservation)
 	def(&c.Alpha, DefaultAlpha)
 	def(&c.SwitchingCost, DefaultSwitchingCost)
-	def(&c.InService, DefaultInService)
+	def(&c.Fairness, DefaultFairness)
 	def(&c.Delta, DefaultDelta)
 	def(&c.PenaltyDecay, DefaultPenaltyDecay)
 	if c.Rounds == 0 {

@@ -26,22 +26,24 @@
 //
 // # What the market maximizes, and what holds it still
 //
-// A job's configuration is worth w·(G̃·s + InService·n): its weight w
-// (Job.Weight), its normalized goodput G̃ and its size s, the goodput of
-// its best configuration in GPUs' worth of its most efficient one; and,
-// for running at all, Config.InService (one GPU's worth) for each of the n
-// GPUs of its smallest configuration. So an 8-GPU gang that scales
-// linearly is worth 8 + 8, a 1-GPU job 1 + 1, eight 1-GPU jobs as much as
-// the gang (so neither displaces the other), and a job of weight 2 twice
-// one of weight 1 on the same work. The in-service part is what makes the
-// market start a waiting job before it grows a running one: a job that
-// could run on one GPU and grows onto a second adds that GPU's work; a
-// job that starts there adds its work and its service. Each job that
-// waits adds to the sum of completion times what a job that grows saves
-// its own; on Gavel's workloads, valuing work alone left jobs waiting
-// while others held 21 GPUs beyond their smallest configurations. Job.Priority
-// only orders the waiting queue (admission and reservations); it never
-// displaces a running job.
+// A job's configuration is worth w·n·(1/ε − 1/(x + ε)): its weight w
+// (Job.Weight); n, the GPUs of its smallest configuration; and its speedup
+// x, the configuration's goodput over the goodput of the job's best
+// configuration on its fair share of the cluster (⌈GPUs / jobs⌉ GPUs).
+// It is Pollux's utility (the p = −1 power mean of speedups), shifted so
+// that a waiting job is worth nothing, with ε = Config.Fairness (0.1). A
+// job's first GPUs are worth far more than its next ones: at ε = 0.1 a job
+// at its fair share is worth 9.1·w·n, at twice it 9.5·w·n, at half 8.3·w·n,
+// so the market starts a waiting job before it grows a running one, and
+// shrinks a grown job for one that waits. Each job that waits adds to the
+// sum of completion times; valued by its work alone (G̃ in GPUs' worth,
+// the paper's market, Ablation.SMMarket), a job left waiting cost no more
+// than another job's extra GPU, and on Gavel's workloads jobs waited while
+// others held 21 GPUs beyond their smallest configurations. n keeps a
+// gang whole against small jobs: an 8-GPU gang is worth as much as eight
+// 1-GPU jobs, so neither displaces the other, and a job of weight 2 twice
+// one of weight 1. Job.Priority only orders the waiting queue (admission
+// and reservations); it never displaces a running job.
 //
 // The market prices GPUs whole: a configuration demands its GPU count of
 // the SM dimension, however few SMs it uses. Which jobs share a GPU is the
@@ -54,8 +56,9 @@
 // looked as if they left the rest free: the market admitted more jobs than
 // the rule let share and never shrank a gang to make room, so waiting jobs
 // found no GPU while running ones held their largest configurations. On
-// the Gavel replay (64 GPUs, 20 seeds), the two together cut the average
-// JCT by a tenth and preemptions from 0.84 to 0.1 a job.
+// the Gavel replay (64 GPUs, 20 seeds), the market by whole GPUs and the
+// worth of service cut the average JCT by a tenth and preemptions from
+// 0.84 to 0.1 a job.
 //
 // A running job's present configuration, where it runs, is worth more by
 // what a displacement would cost: γ0 plus the work its restart

@@ -278,18 +278,8 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string) {
 		size = 1 / perGPU
 	}
 	js.scale = job.EffectiveWeight() * size
-	inService := 0.0
 	if !ab.SMMarket {
-		// w·(G̃·s + InService·n), n the GPUs of its smallest
-		// configuration, as w·s·(G̃ + InService·n/s).
-		n := math.MaxInt
-		for x := range opts {
-			n = min(n, job.Family[e.optFam[a+int32(x)]].Demand.GPUs)
-		}
-		inService = e.cfg.InService * float64(n) / size
-		for x := range opts {
-			opts[x].Goodput += inService
-		}
+		e.fairWorth(js, opts, a)
 	}
 	rmin := opts[0].Demand
 	for x := range opts {
@@ -304,9 +294,41 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string) {
 		// Config.Horizon and MinRunTime): its present option is worth that
 		// much more.
 		o := &e.options[js.curOpt]
-		js.keep = e.keepBonus(js, o.Goodput-inService)
+		js.keep = e.keepBonus(js, o.Goodput)
 		o.Goodput += js.keep
 	}
+}
+
+// fairWorth turns job js's options (opts, whose first is option a)
+// from normalized goodput G̃ into the worth Config.Fairness defines,
+// n·(1/ε − 1/(x + ε)) per unit of weight, x the option's goodput over the
+// best on the job's fair share of the GPUs, n the GPUs of its smallest
+// option; it sets js.scale to the job's weight times n.
+func (e *epoch) fairWorth(js *jobState, opts []elastico.Option, a int32) {
+	job := js.job
+	fair := (e.ngpu + len(e.st.Jobs) - 1) / max(1, len(e.st.Jobs))
+	gf, n, smallG := 0.0, math.MaxInt, 0.0
+	for x := range opts {
+		k := job.Family[e.optFam[a+int32(x)]].Demand.GPUs
+		if k <= fair {
+			gf = max(gf, opts[x].Goodput)
+		}
+		if k < n || (k == n && opts[x].Goodput > smallG) {
+			n, smallG = k, opts[x].Goodput
+		}
+	}
+	if gf == 0 {
+		// Every option needs more than the fair share: its smallest is
+		// the job's share.
+		gf = smallG
+	}
+	eps := e.cfg.Fairness
+	for x := range opts {
+		if gf > 0 {
+			opts[x].Goodput = 1/eps - 1/(opts[x].Goodput/gf+eps)
+		}
+	}
+	js.scale = job.EffectiveWeight() * float64(n)
 }
 
 // keepBonus is what keeping running job js as it runs is worth beyond its

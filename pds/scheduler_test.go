@@ -28,7 +28,7 @@ func TestNewDefaults(t *testing.T) {
 	c := s.Config()
 	want := Config{
 		Sharing: iac.DefaultSharing, Reservation: DefaultReservation, Alpha: DefaultAlpha,
-		SwitchingCost: DefaultSwitchingCost, InService: DefaultInService, Delta: DefaultDelta, Rounds: DefaultRounds, PenaltyDecay: DefaultPenaltyDecay,
+		SwitchingCost: DefaultSwitchingCost, Fairness: DefaultFairness, Delta: DefaultDelta, Rounds: DefaultRounds, PenaltyDecay: DefaultPenaltyDecay,
 		RestartTime: DefaultRestartTime, Horizon: DefaultHorizon, MinRunTime: DefaultMinRunTime, ReserveAfter: DefaultReserveAfter,
 		LoudProbes: placement.DefaultLoudProbes,
 	}
@@ -55,7 +55,7 @@ func TestNewRejects(t *testing.T) {
 		{"NaN alpha", Config{Alpha: math.NaN()}, "Alpha"},
 		{"huge alpha", Config{Alpha: 1e6}, "Alpha"},
 		{"negative switching cost", Config{SwitchingCost: -1}, "SwitchingCost"},
-		{"in-service worth too large", Config{InService: MaxInService + 1}, "InService"},
+		{"fairness too large", Config{Fairness: MaxFairness + 1}, "Fairness"},
 		{"switching cost above one", Config{SwitchingCost: 2}, "SwitchingCost"},
 		{"infinite delta", Config{Delta: math.Inf(1)}, "Delta"},
 		{"negative rounds", Config{Rounds: -1}, "Rounds"},

@@ -11,8 +11,8 @@ import (
 // TestStartBeforeGrow: job a runs on both GPUs of a node under a 2-GPU
 // configuration that does 1.9 GPUs' worth of work; job b, of one GPU,
 // waits. By default a waiting job's first GPU is worth more than a running
-// job's second (Config.InService): a shrinks to one GPU and b starts on the
-// other. The paper's market values work alone, and keeping a as it runs
+// job's second (the worth of Config.Fairness): a shrinks to one GPU and b
+// starts on the other. The paper's market values work alone, and keeping a as it runs
 // saves its restart: b waits. Neither a 1-GPU job alone nor a stream of
 // them displaces an 8-GPU gang (examples/stability).
 func TestStartBeforeGrow(t *testing.T) {
