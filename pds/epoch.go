@@ -46,7 +46,8 @@ type epoch struct {
 	fill           []int32         // scratch for building a CSR
 	lgpus          []rst.LaunchGPU // scratch for launch
 	whyCache       map[unaffordable]string
-	famVal         []float64 // per slot (see memo): w·G̃ of the option, 0 if none
+	grownCache     map[notGrownKey]string // notGrown's sentences, shared by the jobs they fit
+	famVal         []float64              // per slot (see memo): w·G̃ of the option, 0 if none
 
 	market   elastico.Market
 	options  []elastico.Option // every bidder's options, flat
@@ -75,12 +76,15 @@ type epoch struct {
 	limKeep   iac.Limit // the rule for a pair that shares a GPU as before (Sharing.Keep)
 
 	displaced, evict, restored []int32 // restore's scratch
-	cands                      []int32 // repack's waiting jobs
-	repackBuf                  []repackFill
-	uf                         []int32 // revertGroups' union-find over GPUs
-	gain                       []float64
-	blocked                    []bool
-	effCap                     elastico.Vector
+	// restOn lists the jobs restore put back, by GPU: restHead[g] is the
+	// first entry (1-based, 0: none) of GPU g's list in restJob/restNext.
+	restHead, restJob, restNext []int32
+	cands                       []int32 // repack's waiting jobs
+	repackBuf                   []repackFill
+	uf                          []int32 // revertGroups' union-find over GPUs
+	gain                        []float64
+	blocked                     []bool
+	effCap                      elastico.Vector
 
 	items   []elastico.PlacementItem
 	jobItem []int32
@@ -183,6 +187,7 @@ func (e *epoch) init(s *Scheduler, st *elastico.State) {
 	e.pinForce = slab.Zeroed(e.pinForce, len(st.Jobs))
 	e.stats = elastico.Stats{}
 	clear(e.whyCache)
+	clear(e.grownCache)
 	e.overs, e.maxJobs = 1, 0
 	if p, ok := s.placer.(elastico.GPULimits); ok {
 		e.overs, e.maxJobs = p.GPULimits()

@@ -131,6 +131,8 @@ func (e *epoch) restore() {
 	acc := e.accountOf(b)
 	e.residents(b)
 	e.restored = e.restored[:0]
+	e.restHead = slab.Zeroed(e.restHead, e.ngpu)
+	e.restJob, e.restNext = e.restJob[:0], e.restNext[:0]
 	for _, j := range e.displaced {
 		js := &e.jobs[j]
 		gain := 0.0 // of putting j back, before what j is worth there
@@ -205,6 +207,12 @@ func (e *epoch) restore() {
 		}
 		b.choice[j], b.gpus[j], b.code[j], b.reason[j] = best, js.curGPUs, elastico.Scheduled, ""
 		e.restored = append(e.restored, j)
+		for _, r := range js.curGPUs {
+			g := e.global(r)
+			e.restJob = append(e.restJob, j)
+			e.restNext = append(e.restNext, e.restHead[g])
+			e.restHead[g] = int32(len(e.restJob))
+		}
 	}
 	if len(e.restored) > 0 {
 		b.score = e.score(b)
@@ -236,8 +244,8 @@ func (e *epoch) loudBeside(b *result, j, k int32) bool {
 				return true
 			}
 		}
-		for _, x := range e.restored {
-			if !slices.Contains(on, x) && slices.Contains(b.gpus[x], r) && loud(x, g) {
+		for i := e.restHead[g]; i > 0; i = e.restNext[i-1] {
+			if x := e.restJob[i-1]; !slices.Contains(on, x) && loud(x, g) {
 				return true
 			}
 		}

@@ -2,6 +2,7 @@ package pds
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -355,9 +356,31 @@ func (e *epoch) notGrown(j int32, idle int) string {
 		return ""
 	}
 	cur, to := &js.job.Family[js.cur], &js.job.Family[best]
-	share := 100 * g[js.cur] / g[best]
+	key := notGrownKey{share: int(math.Round(100 * g[js.cur] / g[best])), to: to.Config.ID, idle: idle}
 	if extra := to.Demand.GPUs - cur.Demand.GPUs; extra > idle {
-		return fmt.Sprintf("runs at %.0f %% of the goodput of its best configuration %s, which needs %d more GPUs; %d are idle", share, to.Config.ID, extra, idle)
+		key.extra = extra
 	}
-	return fmt.Sprintf("runs at %.0f %% of the goodput of its best configuration %s with %d GPUs idle: growing it gains less than its restart costs over the horizon (Config.Horizon) and γ0 at this epoch's prices, or finds no room on its nodes", share, to.Config.ID, idle)
+	if why, ok := e.grownCache[key]; ok {
+		return why
+	}
+	if e.grownCache == nil {
+		e.grownCache = map[notGrownKey]string{}
+	}
+	var why string
+	if key.extra > 0 {
+		why = fmt.Sprintf("runs at %d %% of the goodput of its best configuration %s, which needs %d more GPUs; %d are idle", key.share, to.Config.ID, key.extra, idle)
+	} else {
+		why = fmt.Sprintf("runs at %d %% of the goodput of its best configuration %s with %d GPUs idle: growing it gains less than its restart costs over the horizon (Config.Horizon) and γ0 at this epoch's prices, or finds no room on its nodes", key.share, to.Config.ID, idle)
+	}
+	e.grownCache[key] = why
+	return why
+}
+
+// notGrownKey is what notGrown's sentence says: jobs that run at the same
+// share of the same best configuration share one string (a sentence for
+// every such job was most of a large epoch's allocations).
+type notGrownKey struct {
+	share, idle int
+	to          string
+	extra       int // the GPUs it needs beyond the idle ones; 0: they suffice
 }
