@@ -160,23 +160,24 @@
 //
 // go test ./pds -bench 'Epoch$' -benchmem on 2 shared cores (Gavel's job
 // types, 8 configurations a job, a fifth of the jobs gangs of 2 or 4, 2 %
-// of the jobs new since the last epoch, the prediction cache warm), median
-// of 5 runs, in ms; "other" is validation, the market's construction and
-// the plan:
+// of the jobs new since the last epoch, the prediction cache warm), -benchtime
+// 20x, in ms; "other" is validation, the market's construction and the
+// plan:
 //
 //	jobs    GPUs    epoch  prices  placement  interference  other  predictions  allocs
-//	  500     512    1.88    0.12       0.69          0.26   0.80          153     681
-//	2,000   2,048    8.16    0.47       2.96          1.23   3.45          651   2,508
-//	5,000   4,096    28.3    2.42       12.6          3.65   9.60        3,542   7,983
-//	20,000 16,384     139    9.41       63.5          19.3   46.7       15,624  31,656
+//	  500     512    1.62    0.17       0.16          0.20   1.06           18     405
+//	2,000   2,048    6.73    0.53       0.37          0.88   4.92           18   1,221
+//	5,000   4,096    23.1    2.67       1.13          4.92   14.2          202   4,135
+//	20,000 16,384     112    7.74       5.73          26.3   72.1          318  16,177
 //
-// The VM's speed drifts by a tenth to a fifth between runs (the same
-// binary gave 131–146 ms at 20,000 jobs in one hour). Forty times the jobs
-// take 74 times as long. Most of the placement is the waiting jobs'
-// searches for a quiet GPU, and most of what the predictor is asked is
-// about their neighbours: a known pair costs a map lookup, a new one about
-// 1 µs (iac's Cost), and finding a profile's number in the cache, the
-// first time an epoch asks about it, about as much.
+// (one run each, 2026-12-02, after the market began to price whole GPUs;
+// the VM's speed drifts by a tenth to a fifth between runs). Forty times
+// the jobs take 69 times as long. Most of "other" is building the market
+// (each job's options and worth) and the plan (statuses, actions, Carry);
+// placement is small now that the market admits what fits whole GPUs and
+// the placer seldom searches for a quiet GPU. A known pair costs a map
+// lookup, a new one about 1 µs (iac's Cost), and finding a profile's number
+// in the cache, the first time an epoch asks about it, about as much.
 //
 // Between epochs a Scheduler keeps the prediction cache and the last
 // epoch's scratch space, so that the next allocates little: after an
