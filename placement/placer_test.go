@@ -38,6 +38,23 @@ func item(id string, gpus int, sm, mem float64) elastico.PlacementItem {
 
 func ref(n, g int) elastico.GPURef { return elastico.GPURef{Node: n, GPU: g} }
 
+// spreadGang is a running on GPU ra (SM smA), b on rb (SM 0.9), and g, a
+// 2-GPU gang whose job may spread.
+func spreadGang(smA float64, ra, rb elastico.GPURef) []elastico.PlacementItem {
+	a, b := item("a", 1, smA, 4), item("b", 1, 0.9, 4)
+	a.Current, b.Current = []elastico.GPURef{ra}, []elastico.GPURef{rb}
+	g := item("g", 2, 0.5, 4)
+	g.Job.Spread = true
+	return []elastico.PlacementItem{a, b, g}
+}
+
+// besideA is a running on n0's first GPU at SM 0.4, and b, the same, new.
+func besideA() []elastico.PlacementItem {
+	a := item("a", 1, 0.4, 4)
+	a.Current = []elastico.GPURef{ref(0, 0)}
+	return []elastico.PlacementItem{a, item("b", 1, 0.4, 4)}
+}
+
 // fakePredictor says how much each family slows the other: table[victim +
 // "|" + aggressor], 1 when absent.
 type fakePredictor map[string]float64
@@ -320,65 +337,39 @@ func TestPlace(t *testing.T) {
 			// Spread is allowed, not wanted: replica by replica, best fit
 			// would put one beside a on n0 (b fills n0's other GPU) and
 			// one on n1.
-			name:    "a spread gang stays on one node when one holds it",
-			cluster: cluster(2, 2, 16, true, 32, 256),
-			items: func() []elastico.PlacementItem {
-				a, b := item("a", 1, 0.4, 4), item("b", 1, 0.9, 4)
-				a.Current, b.Current = []elastico.GPURef{ref(0, 0)}, []elastico.GPURef{ref(0, 1)}
-				it := item("g", 2, 0.5, 4)
-				it.Job.Spread = true
-				return []elastico.PlacementItem{a, b, it}
-			}(),
+			name:     "a spread gang stays on one node when one holds it",
+			cluster:  cluster(2, 2, 16, true, 32, 256),
+			items:    spreadGang(0.4, ref(0, 0), ref(0, 1)),
 			wantGPUs: [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 1)}, {ref(1, 0), ref(1, 1)}},
 		},
 		{
 			// The default packs: b goes beside a, on the fuller GPU.
-			name:    "packs by default",
-			cluster: cluster(1, 2, 16, true, 32, 256),
-			items: func() []elastico.PlacementItem {
-				a := item("a", 1, 0.4, 4)
-				a.Current = []elastico.GPURef{ref(0, 0)}
-				return []elastico.PlacementItem{a, item("b", 1, 0.4, 4)}
-			}(),
+			name:     "packs by default",
+			cluster:  cluster(1, 2, 16, true, 32, 256),
+			items:    besideA(),
 			wantGPUs: [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 0)}},
 		},
 		{
-			name:    "ShareLast: a free GPU first",
-			cfg:     Config{ShareLast: true},
-			cluster: cluster(1, 2, 16, true, 32, 256),
-			items: func() []elastico.PlacementItem {
-				a := item("a", 1, 0.4, 4)
-				a.Current = []elastico.GPURef{ref(0, 0)}
-				return []elastico.PlacementItem{a, item("b", 1, 0.4, 4)}
-			}(),
+			name:     "ShareLast: a free GPU first",
+			cfg:      Config{ShareLast: true},
+			cluster:  cluster(1, 2, 16, true, 32, 256),
+			items:    besideA(),
 			wantGPUs: [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 1)}},
 		},
 		{
 			// Each node has one free GPU: a gang that may spread waits for
 			// a node unless told to spread anyway.
-			name:    "a spread gang waits for one node",
-			cluster: cluster(2, 2, 16, true, 32, 256),
-			items: func() []elastico.PlacementItem {
-				a, b := item("a", 1, 0.9, 4), item("b", 1, 0.9, 4)
-				a.Current, b.Current = []elastico.GPURef{ref(0, 0)}, []elastico.GPURef{ref(1, 0)}
-				it := item("g", 2, 0.5, 4)
-				it.Job.Spread = true
-				return []elastico.PlacementItem{a, b, it}
-			}(),
+			name:        "a spread gang waits for one node",
+			cluster:     cluster(2, 2, 16, true, 32, 256),
+			items:       spreadGang(0.9, ref(0, 0), ref(1, 0)),
 			wantGPUs:    [][]elastico.GPURef{{ref(0, 0)}, {ref(1, 0)}, nil},
 			wantReasons: []string{"", "", "no node has 2 GPUs with 0.50 SM and 4.0 GiB free each, and 2.0 CPU and 8.0 GiB RAM free"},
 		},
 		{
-			name:    "SpreadAnyway: a spread gang crosses nodes when no node has room",
-			cfg:     Config{SpreadAnyway: true},
-			cluster: cluster(2, 2, 16, true, 32, 256),
-			items: func() []elastico.PlacementItem {
-				a, b := item("a", 1, 0.9, 4), item("b", 1, 0.9, 4)
-				a.Current, b.Current = []elastico.GPURef{ref(0, 0)}, []elastico.GPURef{ref(1, 0)}
-				it := item("g", 2, 0.5, 4)
-				it.Job.Spread = true
-				return []elastico.PlacementItem{a, b, it}
-			}(),
+			name:     "SpreadAnyway: a spread gang crosses nodes when no node has room",
+			cfg:      Config{SpreadAnyway: true},
+			cluster:  cluster(2, 2, 16, true, 32, 256),
+			items:    spreadGang(0.9, ref(0, 0), ref(1, 0)),
 			wantGPUs: [][]elastico.GPURef{{ref(0, 0)}, {ref(1, 0)}, {ref(0, 1), ref(1, 1)}},
 		},
 		{
