@@ -2,9 +2,7 @@ package pds
 
 import "github.com/elastico/elastico/internal/slab"
 
-// score rates a result: the value Σ w·G̃ of the jobs it runs, less, for
-// each pair the sharing rule forbids, the value of the lesser job (what
-// resolving it by deferral would cost).
+// score rates a result: the worth of the jobs it runs (valueOf, summed).
 func (e *epoch) score(r *result) float64 {
 	v := 0.0
 	for j := range e.jobs {
@@ -15,7 +13,8 @@ func (e *epoch) score(r *result) float64 {
 	return v
 }
 
-// valueOf is w·G̃ of job j under family index k (0 if k is not an option).
+// valueOf is what job j is worth under family index k (see the package
+// doc's "What the market maximizes"; 0 if k is not an option).
 func (e *epoch) valueOf(j, k int32) float64 {
 	if k < 0 {
 		return 0
