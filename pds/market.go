@@ -485,16 +485,22 @@ func (e *epoch) admit() {
 	}
 	free := e.capacity.Sub(load)
 	// take gives a job the market deferred its option o, if o is worth
-	// something to it and fits what is free.
-	take := func(js *jobState, o int32) {
+	// something to it and fits what is free: all of its demand, or with
+	// share, all but the SMs (it is to share GPUs that others hold).
+	take := func(js *jobState, o int32, share bool) bool {
 		if js.bidder < 0 || e.choice[js.bidder] >= 0 || o < 0 {
-			return
+			return false
 		}
 		d := e.real[o]
+		if share {
+			d[elastico.SM] = 0
+		}
 		if e.market.Bidders[js.bidder].Value(int(o-js.first)) > 0 && d.LessEq(free) {
 			e.choice[js.bidder] = o - js.first
 			free = free.Sub(d)
+			return true
 		}
+		return false
 	}
 	// A running job the market deferred keeps its configuration first, if
 	// it still fits (in the State's order): the market found no job worth
@@ -503,12 +509,12 @@ func (e *epoch) admit() {
 	// two, and swap them back the next epoch.
 	for j := range e.jobs {
 		if js := &e.jobs[j]; js.running {
-			take(js, js.curOpt)
+			take(js, js.curOpt, false)
 		}
 	}
 	for _, j := range e.waiting {
 		js := &e.jobs[j]
-		take(js, js.minOpt)
+		take(js, js.minOpt, false)
 	}
 	if e.cfg.Ablation.SMMarket {
 		return
@@ -520,22 +526,9 @@ func (e *epoch) admit() {
 	// pair), then the waiting jobs in the queue's order at their smallest
 	// configurations, as many GPUs' worth as the cluster has, each within
 	// the memory, CPU and RAM left.
-	share := func(js *jobState, o int32) bool {
-		if js.bidder < 0 || e.choice[js.bidder] >= 0 || o < 0 {
-			return false
-		}
-		d := e.real[o]
-		d[elastico.SM] = 0
-		if e.market.Bidders[js.bidder].Value(int(o-js.first)) > 0 && d.LessEq(free) {
-			e.choice[js.bidder] = o - js.first
-			free = free.Sub(d)
-			return true
-		}
-		return false
-	}
 	for j := range e.jobs {
 		if js := &e.jobs[j]; js.running {
-			share(js, js.curOpt)
+			take(js, js.curOpt, true)
 		}
 	}
 	slots := e.ngpu
@@ -543,7 +536,7 @@ func (e *epoch) admit() {
 		if slots <= 0 {
 			break
 		}
-		if js := &e.jobs[j]; share(js, js.minOpt) {
+		if js := &e.jobs[j]; take(js, js.minOpt, true) {
 			slots -= js.job.Family[e.optFam[js.minOpt]].Demand.GPUs
 		}
 	}
