@@ -109,7 +109,7 @@ func (e *epoch) feedback(r *result, m int) {
 	}
 	for j := range e.jobs {
 		if it := e.jobItem[j]; it >= 0 && r.gpus[j] == nil {
-			e.penalize(int32(j), e.itemFam[it])
+			e.penalizeBy(int32(j), e.itemFam[it], e.unplacedPenalty())
 		}
 	}
 }

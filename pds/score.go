@@ -73,15 +73,32 @@ func (e *epoch) priced(j int32) bool {
 
 // penalize adds Δ to the learned penalty of job j's option for family
 // index k.
-func (e *epoch) penalize(j, k int32) {
+func (e *epoch) penalize(j, k int32) { e.penalizeBy(j, k, e.cfg.Delta) }
+
+// penalizeBy adds p to the learned penalty of job j's configuration k.
+func (e *epoch) penalizeBy(j, k int32, p float64) {
 	js := &e.jobs[j]
 	if js.bidder < 0 || k < 0 {
 		return
 	}
 	for o := js.first; o < js.first+js.n; o++ {
 		if e.optFam[o] == k {
-			e.learned[o] += e.cfg.Delta
+			e.learned[o] += p
 			return
 		}
 	}
+}
+
+// unplacedPenalty is what a configuration that found no GPUs gets: Δ of
+// what the job is worth at its fair share (1/ε − 1/(1 + ε) per unit of its
+// scale, see fairWorth; 1 in the paper's market). Δ alone, against worths
+// nine times larger, let a job ask for the same scarce GPU model round
+// after round: on a cluster of V100s, P100s and K80s the jobs that found no
+// V100 then shared one, 67 % of job-time.
+func (e *epoch) unplacedPenalty() float64 {
+	if e.cfg.Ablation.SMMarket {
+		return e.cfg.Delta
+	}
+	eps := e.cfg.Fairness
+	return e.cfg.Delta * (1/eps - 1/(1+eps))
 }
