@@ -56,9 +56,9 @@
 // looked as if they left the rest free: the market admitted more jobs than
 // the rule let share and never shrank a gang to make room, so waiting jobs
 // found no GPU while running ones held their largest configurations. On
-// the Gavel replay (64 GPUs, 20 seeds), the market by whole GPUs and the
-// worth of service cut the average JCT by a tenth and preemptions from
-// 0.84 to 0.1 a job.
+// the Gavel replay (64 GPUs, 20 seeds), this market and this worth, with
+// the placer's gangs on one node and free GPUs before shared ones, made
+// the average JCT 1.46× lower and preemptions 0.10 a job instead of 0.84.
 //
 // A running job's present configuration, where it runs, is worth more by
 // what a displacement would cost: γ0 plus the work its restart
