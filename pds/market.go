@@ -322,13 +322,19 @@ func (e *epoch) fairWorth(js *jobState, opts []elastico.Option, a int32) {
 		// the job's share.
 		gf = smallG
 	}
-	eps := e.cfg.Fairness
-	for x := range opts {
-		if gf > 0 {
-			opts[x].Goodput = 1/eps - 1/(opts[x].Goodput/gf+eps)
+	if gf > 0 {
+		for x := range opts {
+			opts[x].Goodput = e.fairUtility(opts[x].Goodput / gf)
 		}
 	}
 	js.scale = job.EffectiveWeight() * float64(n)
+}
+
+// fairUtility is what speedup x over the fair share is worth per unit of
+// a job's scale: 1/ε − 1/(x + ε), ε = Config.Fairness (0 while it waits).
+func (e *epoch) fairUtility(x float64) float64 {
+	eps := e.cfg.Fairness
+	return 1/eps - 1/(x+eps)
 }
 
 // keepBonus is what keeping running job js as it runs is worth beyond its

@@ -90,8 +90,8 @@ func (e *epoch) penalizeBy(j, k int32, p float64) {
 }
 
 // unplacedPenalty is what a configuration that found no GPUs gets: Δ of
-// what the job is worth at its fair share (1/ε − 1/(1 + ε) per unit of its
-// scale, see fairWorth; 1 in the paper's market). Δ alone, against worths
+// what the job is worth at its fair share (fairUtility(1) per unit of its
+// scale; 1 in the paper's market). Δ alone, against worths
 // nine times larger, let a job ask for the same scarce GPU model round
 // after round: on a cluster of V100s, P100s and K80s the jobs that found no
 // V100 then shared one, 67 % of job-time.
@@ -99,6 +99,5 @@ func (e *epoch) unplacedPenalty() float64 {
 	if e.cfg.Ablation.SMMarket {
 		return e.cfg.Delta
 	}
-	eps := e.cfg.Fairness
-	return e.cfg.Delta * (1/eps - 1/(1+eps))
+	return e.cfg.Delta * e.fairUtility(1)
 }
