@@ -60,6 +60,21 @@
 // the placer's gangs on one node and free GPUs before shared ones, made
 // the average JCT 1.46× lower and preemptions 0.10 a job instead of 0.84.
 //
+// On a cluster of several GPU models (GPU.Model; a configuration runs only
+// on its profile's Hardware.GPUModel), each model's GPUs are cleared apart
+// after the prices: where the chosen configurations ask for more GPUs of a
+// model than it has, the jobs that lose least per GPU by going to their
+// best configuration on a model with room (or to waiting) go, until the
+// rest fit; admission starts a waiting job on the most valuable of its
+// smallest configurations whose model has room. The loss per GPU of the
+// last job moved is the model's price: a job that a V100 speeds up little
+// against a K80 leaves its V100 to one that it speeds up much (Gavel's
+// effective throughput). Priced as one pool, the market chose V100
+// configurations for more jobs than there were V100s and the excess asked
+// again every round while K80s idled; on Gavel's V100/P100/K80 cluster
+// (36 each, 5 seeds) clearing each model apart made the average JCT 1.20×
+// lower, preemptions 0.11 a job instead of 0.74.
+//
 // A running job's present configuration, where it runs, is worth more by
 // what a displacement would cost: γ0 plus the work its restart
 // (Job.RestartTime, else Config.RestartTime) loses over Config.Horizon,

@@ -55,6 +55,7 @@ type epoch struct {
 	real     []elastico.Vector // each option's true total demand
 	base     []float64         // Γ without learned penalties
 	learned  []float64         // learned penalties (Carry, then Δ per violation)
+	optModel []int16           // each option's GPU model in models, -1: any
 	bidJob   []int32
 	choice   []int32 // per bidder: option (within the bidder), -1
 	sol      elastico.Solution
@@ -74,6 +75,13 @@ type epoch struct {
 	corrN     int32
 	corrRow   []int32
 	limKeep   iac.Limit // the rule for a pair that shares a GPU as before (Sharing.Keep)
+
+	// The cluster's GPU models and each one's GPUs, when it has several
+	// (see models.go), and the scratch of fitModels and admit.
+	models     []string
+	modelCap   []float64
+	modelUse   []float64
+	modelMoves []modelMove
 
 	displaced, evict, restored []int32 // restore's scratch
 	// restOn lists the jobs restore put back, by GPU: restHead[g] is the
@@ -194,6 +202,7 @@ func (e *epoch) init(s *Scheduler, st *elastico.State) {
 	}
 	cl := &st.Cluster
 	e.index(cl)
+	e.indexModels(cl)
 	e.capacity = cl.Capacity()
 	for r, c := range e.capacity {
 		e.invCap[r] = 1 / c // +Inf for none: any demand there is infinite

@@ -65,6 +65,7 @@ func (e *epoch) buildMarket() {
 	e.real = slab.Resize(e.real, nprof)
 	e.base = slab.Resize(e.base, nprof)
 	e.learned = slab.Resize(e.learned, nprof)
+	e.optModel = slab.Resize(e.optModel, nprof)
 	e.famVal = slab.Zeroed(e.famVal, len(e.memo.pid))
 	var summary string
 	if cherr != nil {
@@ -246,11 +247,13 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string) {
 		}
 		e.options[o] = elastico.Option{Goodput: gscr[k], Demand: d}
 		e.optFam[o], e.real[o], e.base[o], e.learned[o] = k, d, sw, pen
+		e.optModel[o] = e.modelOf(p)
 		o++
 	}
 	js.n = o - a
 	for s := o; s < b; s++ {
 		e.options[s], e.optFam[s], e.real[s], e.base[s], e.learned[s] = elastico.Option{}, 0, elastico.Vector{}, 0, 0
+		e.optModel[s] = -1
 	}
 	if js.n == 0 {
 		return
@@ -484,9 +487,15 @@ func (e *epoch) admit() {
 		return
 	}
 	var load elastico.Vector
+	e.modelUse = slab.Zeroed(e.modelUse, len(e.models))
+	use := e.modelUse // per GPU model, when the cluster has several
 	for b, c := range e.choice {
 		if c >= 0 {
-			load = load.Add(e.real[e.jobs[e.bidJob[b]].first+c])
+			o := e.jobs[e.bidJob[b]].first + c
+			load = load.Add(e.real[o])
+			if len(use) > 0 && e.optModel[o] >= 0 {
+				use[e.optModel[o]] += e.real[o][elastico.SM]
+			}
 		}
 	}
 	free := e.capacity.Sub(load)
@@ -500,10 +509,15 @@ func (e *epoch) admit() {
 		d := e.real[o]
 		if share {
 			d[elastico.SM] = 0
+		} else if len(use) > 0 && !e.modelRoom(o, use) {
+			return false
 		}
 		if e.market.Bidders[js.bidder].Value(int(o-js.first)) > 0 && d.LessEq(free) {
 			e.choice[js.bidder] = o - js.first
 			free = free.Sub(d)
+			if len(use) > 0 && e.optModel[o] >= 0 {
+				use[e.optModel[o]] += d[elastico.SM]
+			}
 			return true
 		}
 		return false
@@ -520,7 +534,7 @@ func (e *epoch) admit() {
 	}
 	for _, j := range e.waiting {
 		js := &e.jobs[j]
-		take(js, js.minOpt, false)
+		take(js, e.smallestOption(js, use, false), false)
 	}
 	if e.cfg.Ablation.SMMarket {
 		return
@@ -542,8 +556,9 @@ func (e *epoch) admit() {
 		if slots <= 0 {
 			break
 		}
-		if js := &e.jobs[j]; take(js, js.minOpt, true) {
-			slots -= js.job.Family[e.optFam[js.minOpt]].Demand.GPUs
+		js := &e.jobs[j]
+		if o := e.smallestOption(js, use, true); take(js, o, true) {
+			slots -= js.job.Family[e.optFam[o]].Demand.GPUs
 		}
 	}
 }

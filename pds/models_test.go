@@ -71,10 +71,9 @@ func TestEpochGPUModels(t *testing.T) {
 		st = apply(st, plan)
 		st.Now = st.Now.Add(5 * time.Minute)
 	}
-	// The market prices SM shares alike on every model, so jobs with
-	// both models' profiles bid for the faster V100s' configurations and
-	// wait for them; which model a job should take is the market's to
-	// learn. All this test asks is that none lands on a wrong model.
+	// Which model a job with both models' profiles takes is
+	// TestModelsClearedApart's; all this test asks is that none lands on
+	// a wrong model.
 	if !ran["V100"] {
 		t.Errorf("jobs ran on %v, want the V100s used", ran)
 	}
@@ -98,5 +97,128 @@ func TestAccountGPUModel(t *testing.T) {
 	}
 	if why := a.add([]elastico.GPURef{{Node: 0, GPU: 1}, {Node: 0, GPU: 0}}, p); !strings.Contains(why, "GPU k0 is a K80") {
 		t.Errorf("add of a gang over both = %q", why)
+	}
+}
+
+// TestModelsClearedApart: four V100s and four K80s, eight waiting jobs
+// that may run on either, four CycleGANs (8.8 times as fast on a V100 as
+// on a K80, in Gavel's measurements) and four A3Cs (2.1 times). Priced as
+// one pool, every job asked for a V100 and half of them waited; with each
+// model cleared apart, all eight start at once, the CycleGANs on the
+// V100s, the A3Cs on the K80s, and nothing moves after.
+func TestModelsClearedApart(t *testing.T) {
+	st := &elastico.State{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	for i, model := range []string{"V100", "K80"} {
+		n := elastico.Node{ID: fmt.Sprintf("n%d", i), CPU: 64, RAM: 488}
+		for k := range 4 {
+			n.GPUs = append(n.GPUs, elastico.GPU{ID: fmt.Sprintf("%s-%d", model, k), Model: model, Memory: 12, Shared: true})
+		}
+		st.Cluster.Nodes = append(st.Cluster.Nodes, n)
+	}
+	for i, jt := range []string{"A3C", "CycleGAN"} {
+		f, err := rst.GavelFamilyOn(jt, "v100", "k80")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range 4 {
+			st.Jobs = append(st.Jobs, elastico.Job{ID: fmt.Sprintf("%s-%d", jt, k), Family: f, Arrival: st.Now.Add(-time.Duration(2*k+i) * time.Minute)})
+		}
+	}
+	s, err := New(Config{Clock: fixedClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for epoch := range 5 {
+		plan, err := s.Epoch(context.Background(), st)
+		if err != nil {
+			t.Fatalf("epoch %d: %v", epoch, err)
+		}
+		if epoch > 0 && len(plan.Actions) > 0 {
+			t.Errorf("epoch %d: actions %v, want none", epoch, plan.Actions)
+		}
+		for i, d := range plan.Decisions {
+			job := &st.Jobs[i]
+			a := d.Assignment
+			if a == nil {
+				t.Errorf("epoch %d: job %s does not run: %v", epoch, job.ID, d.Status)
+				continue
+			}
+			p, _ := job.Profile(a.ConfigID)
+			want := "K80"
+			if strings.HasPrefix(job.ID, "CycleGAN") {
+				want = "V100"
+			}
+			if p.Hardware.GPUModel != want || len(a.GPUs) != 1 {
+				t.Errorf("epoch %d: job %s runs %s on %v, want one %s", epoch, job.ID, a.ConfigID, a.GPUs, want)
+			}
+		}
+		st = apply(st, plan)
+		st.Now = st.Now.Add(time.Minute)
+	}
+}
+
+// TestFasterModelWhenWorthIt: a job runs on a K80 because the one V100 is
+// taken; when the V100 frees up it moves there if what it gains beats
+// what the move costs (its restart), and stays on the K80 otherwise.
+func TestFasterModelWhenWorthIt(t *testing.T) {
+	for _, tc := range []struct {
+		jobType string
+		restart time.Duration
+		moves   bool
+	}{
+		{"CycleGAN", 30 * time.Second, true}, // 8.8 times as fast on the V100
+		{"A3C", 30 * time.Second, true},      // 2.1 times
+		{"A3C", 5 * time.Hour, false},        // a restart worth hours of its work
+	} {
+		t.Run(fmt.Sprintf("%s/restart=%v", tc.jobType, tc.restart), func(t *testing.T) {
+			st := &elastico.State{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+			for i, model := range []string{"V100", "K80"} {
+				st.Cluster.Nodes = append(st.Cluster.Nodes, elastico.Node{ID: fmt.Sprintf("n%d", i), CPU: 64, RAM: 488,
+					GPUs: []elastico.GPU{{ID: model, Model: model, Memory: 12, Shared: true}}})
+			}
+			both, err := rst.GavelFamilyOn(tc.jobType, "v100", "k80")
+			if err != nil {
+				t.Fatal(err)
+			}
+			v100, err := rst.GavelFamily("v100", "ResNet-50")
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Jobs = []elastico.Job{
+				{ID: "first", Family: v100[:1], Arrival: st.Now.Add(-2 * time.Hour)},
+				{ID: "mover", Family: both, Arrival: st.Now.Add(-time.Hour), RestartTime: tc.restart},
+			}
+			s, err := New(Config{Clock: fixedClock()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			where := func(plan *elastico.Plan) string {
+				if a := plan.Decisions[len(plan.Decisions)-1].Assignment; a != nil {
+					return a.GPUs[0]
+				}
+				return "nowhere"
+			}
+			plan, err := s.Epoch(context.Background(), st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := where(plan); got != "K80" {
+				t.Fatalf("with the V100 taken, the job runs on %s, want the K80", got)
+			}
+			st = apply(st, plan)
+			st.Now = st.Now.Add(time.Hour)
+			st.Jobs = st.Jobs[1:] // the V100's job ends
+			plan, err = s.Epoch(context.Background(), st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "K80"
+			if tc.moves {
+				want = "V100"
+			}
+			if got := where(plan); got != want {
+				t.Errorf("with the V100 free, the job runs on %s, want %s (%v)", got, want, plan.Decisions[len(plan.Decisions)-1].Status)
+			}
+		})
 	}
 }

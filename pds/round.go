@@ -46,6 +46,7 @@ func (e *epoch) round(ctx context.Context, m int, prices *elastico.Vector) (bool
 		}
 		e.choice[b] = int32(c)
 	}
+	e.fitModels()
 	e.admit()
 	t = e.since(t, &e.stats.Prices)
 
