@@ -54,7 +54,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,36 +74,39 @@ const defaultTrace = "gavel/0e4a51.trace"
 // 50 s (examples/replay/README.md).
 const defaultEpoch = time.Minute
 
-// policies are the policy names, in report order.
+// policyEntry is a policy the replay knows.
+type policyEntry struct {
+	name       string
+	help       string
+	new        func(pred elastico.Predictor) (elastico.Scheduler, error) // pred: elastico's (predictorFor)
+	heartbeat  time.Duration
+	allowFlaps bool
+}
+
+// policies are the replay's policies, in report order.
 // Tiresias's 2D-LAS swaps jobs back by design (a job preempted for one of
 // less attained service resumes once that one has attained as much), and so
 // can Pollux (its restart penalty eases as jobs age, and its fair share
 // moves with the number of jobs): their flaps are counted, not failed.
-var policies = []struct {
-	name       string
-	help       string
-	new        func() (elastico.Scheduler, error)
-	heartbeat  time.Duration
-	allowFlaps bool
-}{
+var policies = []policyEntry{
 	{"elastico", "pds.New with every default", pdsWith(pds.Ablation{}), 0, false},
-	{"elastico-paper-tau", "pds with the paper's rule: each job of a pair within τ(t) of Eq. 11", func() (elastico.Scheduler, error) {
-		return pds.New(pds.Config{Sharing: iac.PaperSharing(iac.DefaultTolerance), Ablation: pds.Ablation{NoCoRunLearning: true}})
+	{"elastico-paper-tau", "pds with the paper's rule: each job of a pair within τ(t) of Eq. 11", func(pred elastico.Predictor) (elastico.Scheduler, error) {
+		return pds.New(pds.Config{Predictor: pred, Sharing: iac.PaperSharing(iac.DefaultTolerance), Ablation: pds.Ablation{NoCoRunLearning: true}})
 	}, 0, false},
 	{"elastico-no-learn", "ablation: the predictor's answers as they are, not corrected from observed co-runs", pdsWith(pds.Ablation{NoCoRunLearning: true}), 0, false},
 	{"elastico-no-rst", "ablation −RST: fixed configuration", pdsWith(pds.Ablation{FixedConfiguration: true}), 0, false},
 	{"elastico-no-esp", "ablation −ESP: greedy first fit instead of prices", pdsWith(pds.Ablation{GreedyFirstFit: true}), 0, false},
 	{"elastico-no-iac", "ablation −IAC: memory-only co-location", pdsWith(pds.Ablation{MemoryOnlyColocation: true}), 0, false},
 	{"elastico-no-pds", "ablation −PDS: no reservation, no coordinated reconfiguration", pdsWith(pds.Ablation{NoReservation: true, NoCoordinatedReconfiguration: true}), 0, false},
-	{"elastico-oracle", "bound, not a result: pds with a perfect predictor, the ground truth's slowdowns (oracle.go)", oraclePDS, 0, false},
-	{baseline.VolcanoName, "Volcano-like gang FIFO with backfill, whole GPUs", func() (elastico.Scheduler, error) { return baseline.Volcano{}, nil }, 0, false},
-	{baseline.LucidName, "Lucid: shortest estimated GPU-time first (run times learned from finished jobs), affine pairs by sharing score", func() (elastico.Scheduler, error) { return &baseline.Lucid{}, nil }, 0, false},
-	{baseline.TiresiasName, "Tiresias-like 2D-LAS", func() (elastico.Scheduler, error) { return baseline.Tiresias{}, nil }, baseline.TiresiasHeartbeat, true},
-	{baseline.PolluxName, "Pollux-like goodput-optimizing GPU counts and batch sizes, p = −1, restart penalty, whole GPUs", func() (elastico.Scheduler, error) { return baseline.Pollux{}, nil }, baseline.PolluxInterval, true},
-	{baseline.GavelName, "Gavel-like heterogeneity-aware max-min fairness (LP), 6-minute rounds, whole GPUs, no space sharing", func() (elastico.Scheduler, error) { return &baseline.Gavel{}, nil }, baseline.GavelRound, true},
-	{baseline.VolcanoAgnosticName, "volcano on free GPUs of any model (heterogeneity-agnostic)", func() (elastico.Scheduler, error) { return baseline.Volcano{AnyModel: true}, nil }, 0, false},
-	{baseline.LucidAgnosticName, "lucid on GPUs of any model (heterogeneity-agnostic)", func() (elastico.Scheduler, error) { return &baseline.Lucid{AnyModel: true}, nil }, 0, false},
-	{baseline.TiresiasAgnosticName, "tiresias on free GPUs of any model (heterogeneity-agnostic)", func() (elastico.Scheduler, error) { return baseline.Tiresias{AnyModel: true}, nil }, baseline.TiresiasHeartbeat, true},
+	{"elastico-oracle", "bound, not a result: pds with a perfect predictor, the ground truth's slowdowns (oracle.go)", func(elastico.Predictor) (elastico.Scheduler, error) { return oraclePDS() }, 0, false},
+	{baseline.VolcanoName, "Volcano-like gang FIFO with backfill, whole GPUs", peer(func() elastico.Scheduler { return baseline.Volcano{} }), 0, false},
+	{baseline.LucidName, "Lucid: shortest estimated GPU-time first (run times learned from finished jobs), affine pairs by sharing score", peer(func() elastico.Scheduler { return &baseline.Lucid{} }), 0, false},
+	{baseline.TiresiasName, "Tiresias-like 2D-LAS", peer(func() elastico.Scheduler { return baseline.Tiresias{} }), baseline.TiresiasHeartbeat, true},
+	{baseline.PolluxName, "Pollux-like goodput-optimizing GPU counts and batch sizes, p = −1, restart penalty, whole GPUs", peer(func() elastico.Scheduler { return baseline.Pollux{} }), baseline.PolluxInterval, true},
+	{baseline.GavelName, "Gavel-like heterogeneity-aware max-min fairness (LP), 6-minute rounds, whole GPUs, no space sharing", peer(func() elastico.Scheduler { return &baseline.Gavel{} }), baseline.GavelRound, true},
+	{baseline.VolcanoAgnosticName, "volcano on free GPUs of any model (heterogeneity-agnostic)", peer(func() elastico.Scheduler { return baseline.Volcano{AnyModel: true} }), 0, false},
+	{baseline.LucidAgnosticName, "lucid on GPUs of any model (heterogeneity-agnostic)", peer(func() elastico.Scheduler { return &baseline.Lucid{AnyModel: true} }), 0, false},
+	{baseline.TiresiasAgnosticName, "tiresias on free GPUs of any model (heterogeneity-agnostic)", peer(func() elastico.Scheduler { return baseline.Tiresias{AnyModel: true} }), baseline.TiresiasHeartbeat, true},
 }
 
 // optIn reports whether a peer runs only when named: gavel and the
@@ -114,8 +116,16 @@ func optIn(name string) bool {
 	return name == baseline.GavelName || strings.HasSuffix(name, "-agnostic")
 }
 
-func pdsWith(a pds.Ablation) func() (elastico.Scheduler, error) {
-	return func() (elastico.Scheduler, error) { return pds.New(pds.Config{Ablation: a}) }
+func pdsWith(a pds.Ablation) func(elastico.Predictor) (elastico.Scheduler, error) {
+	return func(pred elastico.Predictor) (elastico.Scheduler, error) {
+		return pds.New(pds.Config{Predictor: pred, Ablation: a})
+	}
+}
+
+// peer is a baseline's constructor (a fresh one per run: some keep state
+// between epochs); baselines predict nothing.
+func peer(s func() elastico.Scheduler) func(elastico.Predictor) (elastico.Scheduler, error) {
+	return func(elastico.Predictor) (elastico.Scheduler, error) { return s(), nil }
 }
 
 type options struct {
@@ -179,16 +189,20 @@ func policyNames() string {
 	return strings.Join(n, ",")
 }
 
-func selectPolicies(list string) ([]sim.Policy, error) {
+func selectPolicies(list string, pred elastico.Predictor) ([]sim.Policy, error) {
 	var out []sim.Policy
+	policy := func(p *policyEntry) sim.Policy {
+		build := p.new
+		return sim.Policy{Name: p.name, New: func() (elastico.Scheduler, error) { return build(pred) }, Heartbeat: p.heartbeat, AllowFlaps: p.allowFlaps}
+	}
 	if list == "" || list == "all" {
 		for _, p := range policies {
 			if list == "all" {
-				out = append(out, sim.Policy{Name: p.name, New: p.new, Heartbeat: p.heartbeat, AllowFlaps: p.allowFlaps})
+				out = append(out, policy(&p))
 				continue
 			}
 			if !strings.HasPrefix(p.name, "elastico-") && !optIn(p.name) {
-				out = append(out, sim.Policy{Name: p.name, New: p.new, Heartbeat: p.heartbeat, AllowFlaps: p.allowFlaps})
+				out = append(out, policy(&p))
 			}
 		}
 		return out, nil
@@ -198,7 +212,7 @@ func selectPolicies(list string) ([]sim.Policy, error) {
 		found := false
 		for _, p := range policies {
 			if p.name == name {
-				out = append(out, sim.Policy{Name: p.name, New: p.new, Heartbeat: p.heartbeat, AllowFlaps: p.allowFlaps})
+				out = append(out, policy(&p))
 				found = true
 			}
 		}
@@ -231,13 +245,13 @@ func readTrace(path, format string) (*sim.Trace, error) {
 }
 
 func run(ctx context.Context, o options, stdout io.Writer) error {
-	pols, err := selectPolicies(o.policies)
-	if err != nil {
+	if _, err := selectPolicies(o.policies, nil); err != nil {
 		return err
 	}
 	if (o.mix == "" && o.gpus < 1) || o.seeds < 1 {
 		return fmt.Errorf("-gpus %d and -seeds %d must be ≥ 1", o.gpus, o.seeds)
 	}
+	var err error
 	mode := sim.EpochsEvery
 	if o.epochs != "" {
 		if mode, err = sim.ParseEpochMode(o.epochs); err != nil {
@@ -274,6 +288,15 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// elastico's predictor never saw the ground truth's pairs.
+	pred, err := predictorFor(truth, mix)
+	if err != nil {
+		return err
+	}
+	pols, err := selectPolicies(o.policies, pred.Predictor)
+	if err != nil {
+		return err
+	}
 	jobs := o.jobs
 	if jobs == 0 {
 		jobs = min(6*o.gpus, 3072)
@@ -299,25 +322,8 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 		return err
 	}
 	s := sim.Summarize(out, baseline.VolcanoName)
-	pred, err := iac.Default()
-	if err != nil {
-		return err
-	}
-	// The predictor must not have seen the answers: the
-	// default is trained on Gavel's P100 and K80 pairs.
-	sawTruth := slices.Contains(iac.DefaultGPUs, strings.ToLower(truth.GPU.Model))
-	saw := truth.GPU.Model
-	if mix != nil {
-		var models []string
-		for _, p := range mix {
-			if slices.Contains(iac.DefaultGPUs, strings.ToLower(p.Truth.GPU.Model)) {
-				models = append(models, p.Truth.GPU.Model)
-			}
-		}
-		sawTruth, saw = len(models) > 0, strings.Join(models, ", ")
-	}
 	meta := map[string]any{
-		"predictor": pred.Info().Label, "predictor_trained_on_ground_truth": sawTruth,
+		"predictor": pred.Label,
 		"trace": tr.Name, "format": tr.Format, "ground_truth_gpu": truth.GPU.Model, "load": load, "jobs_per_window": jobs,
 		"inference_fraction": o.inference, "epoch": o.epoch.String(), "epochs": mode.String(), "heartbeat": o.heartbeat.String(), "strict_flaps": o.strictFlaps,
 		"costs": sim.Costs{Reconfigure: o.restart, Migrate: o.restart, Resume: o.restart}, "wall_seconds": time.Since(start).Seconds(), "cpus": runtime.GOMAXPROCS(0),
@@ -352,10 +358,7 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 			gt = mix.String()
 		}
 		fmt.Fprintf(stdout, "trace %s (%s), ground truth %s, wall %.1fs\n", tr.Name, tr.Format, gt, time.Since(start).Seconds())
-		fmt.Fprintf(stdout, "elastico's predictor: %s\n", pred.Info().Label)
-		if sawTruth {
-			fmt.Fprintf(stdout, "WARNING: the predictor was trained on this ground truth's pairs (%s): not a result\n", saw)
-		}
+		fmt.Fprintf(stdout, "elastico's predictor: %s\n", pred.Label)
 		if need, ok := meta["gpus_for_volcano_jct"].(map[string]int); ok {
 			fmt.Fprintf(stdout, "GPUs needed for volcano's average JCT (%.2f h): %v\n", meta["volcano_jct_hours"], need)
 		}

@@ -12,7 +12,7 @@ import (
 // elastico-oracle is a bound: labelled as one, never a default.
 func TestReplayOracleIsALabelledBound(t *testing.T) {
 	for _, list := range []string{"", "elastico,volcano"} {
-		pols, err := selectPolicies(list)
+		pols, err := selectPolicies(list, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
