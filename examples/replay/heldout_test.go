@@ -53,7 +53,9 @@ func TestPredictorForNeverSeesTheTruth(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		by, ok := p.Predictor.(interface{ For(string) elastico.Predictor })
+		by, ok := p.Predictor.(interface {
+			For(string) elastico.Predictor
+		})
 		if !ok {
 			t.Fatalf("%s: predictor %T, want one per GPU model", truth, p.Predictor)
 		}

@@ -323,8 +323,7 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	}
 	s := sim.Summarize(out, baseline.VolcanoName)
 	meta := map[string]any{
-		"predictor": pred.Label,
-		"trace": tr.Name, "format": tr.Format, "ground_truth_gpu": truth.GPU.Model, "load": load, "jobs_per_window": jobs,
+		"predictor": pred.Label, "trace": tr.Name, "format": tr.Format, "ground_truth_gpu": truth.GPU.Model, "load": load, "jobs_per_window": jobs,
 		"inference_fraction": o.inference, "epoch": o.epoch.String(), "epochs": mode.String(), "heartbeat": o.heartbeat.String(), "strict_flaps": o.strictFlaps,
 		"costs": sim.Costs{Reconfigure: o.restart, Migrate: o.restart, Resume: o.restart}, "wall_seconds": time.Since(start).Seconds(), "cpus": runtime.GOMAXPROCS(0),
 		"co_location_model": truth.CoLocationFit,
