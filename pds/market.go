@@ -534,6 +534,9 @@ func (e *epoch) admit() {
 	}
 	for _, j := range e.waiting {
 		js := &e.jobs[j]
+		if js.minOpt < 0 || !e.real[js.minOpt].LessEq(free) {
+			continue // nothing of its smallest size fits, on any model
+		}
 		take(js, e.smallestOption(js, use, false), false)
 	}
 	if e.cfg.Ablation.SMMarket {
