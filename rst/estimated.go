@@ -3,7 +3,7 @@ package rst
 import "github.com/elastico/elastico"
 
 // EstimatedGavelFamily builds the family of one of Gavel's models
-// (GavelModels) on a GPU Gavel did not measure ("a100-pcie-40gb",
+// (GavelModels) on a GPU Gavel did not measure ("a10", "a100-pcie-40gb",
 // "a100-sxm4-80gb", "h100-pcie-80gb", "h100-sxm5-80gb"): Gavel's V100
 // family (GavelFamily) with every throughput multiplied by SpeedRatio, the
 // model's published speed-up over the V100. Every profile is marked

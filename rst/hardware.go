@@ -56,6 +56,10 @@ func (g *GPUSpec) validate() error {
 var gpuSpecs = map[string]GPUSpec{
 	// 16,160 MiB; 900 GB/s HBM2; 125 TFLOP/s; NVLink 2 300 GB/s.
 	"v100-sxm2-16gb": {Model: "V100-SXM2-16GB", Memory: 16160.0 / 1024, BandwidthGBs: 900, TensorTFLOPs: 125, LinkGBs: 300},
+	// 22,731 MiB (the Alibaba trace's simulator, hkust-adsl/kubernetes-
+	// scheduler-simulator, pkg/type/open-gpu-share/utils/const.go); 600 GB/s
+	// GDDR6; 125 TFLOP/s; PCIe Gen4 ("NVIDIA A10 Tensor Core GPU", 2021).
+	"a10": {Model: "A10", Memory: 22731.0 / 1024, BandwidthGBs: 600, TensorTFLOPs: 125, LinkGBs: 64},
 	// 15,109 MiB; 320 GB/s GDDR6; 65 TFLOP/s; PCIe Gen3.
 	"t4": {Model: "T4", Memory: 15109.0 / 1024, BandwidthGBs: 320, TensorTFLOPs: 65, LinkGBs: 32},
 	// 40,536 MiB; 1,555 GB/s HBM2; 312 TFLOP/s; PCIe Gen4.
@@ -69,7 +73,7 @@ var gpuSpecs = map[string]GPUSpec{
 }
 
 // GPUSpecOf returns the datasheet spec of a GPU ("v100-sxm2-16gb", "t4",
-// "a100-pcie-40gb", "a100-sxm4-80gb", "h100-pcie-80gb", "h100-sxm5-80gb").
+// "a10", "a100-pcie-40gb", "a100-sxm4-80gb", "h100-pcie-80gb", "h100-sxm5-80gb").
 func GPUSpecOf(key string) (GPUSpec, bool) {
 	g, ok := gpuSpecs[key]
 	return g, ok
@@ -93,11 +97,12 @@ func GPUSpecKeys() []string {
 // A100 and H100 as NGC does by default, as Gavel's FP32 jobs would. Units
 // are each benchmark's own (images/s, tokens/s, samples/s); only ratios
 // are used. Keyed by benchmark, then GPUSpec key; "v100-sxm2-16gb" is the
-// row "LambdaCloud V100 16GB", the SXM2 part of Gavel's p3.16xlarge.
+// row "LambdaCloud V100 16GB", the SXM2 part of Gavel's p3.16xlarge, and
+// "a10" the row "LambdaCloud A10".
 var lambdaFP32 = map[string]map[string]float64{
-	"resnet50":          {"v100-sxm2-16gb": 369, "a100-pcie-40gb": 882, "a100-sxm4-80gb": 1066, "h100-pcie-80gb": 1197, "h100-sxm5-80gb": 1753},
-	"transformerxlbase": {"v100-sxm2-16gb": 6920, "a100-pcie-40gb": 23192, "a100-sxm4-80gb": 30462, "h100-pcie-80gb": 34241, "h100-sxm5-80gb": 45697},
-	"ncf":               {"v100-sxm2-16gb": 9932793, "a100-pcie-40gb": 24053576, "a100-sxm4-80gb": 28653595, "h100-pcie-80gb": 32325375, "h100-sxm5-80gb": 49094300},
+	"resnet50":          {"v100-sxm2-16gb": 369, "a10": 349, "a100-pcie-40gb": 882, "a100-sxm4-80gb": 1066, "h100-pcie-80gb": 1197, "h100-sxm5-80gb": 1753},
+	"transformerxlbase": {"v100-sxm2-16gb": 6920, "a10": 8940, "a100-pcie-40gb": 23192, "a100-sxm4-80gb": 30462, "h100-pcie-80gb": 34241, "h100-sxm5-80gb": 45697},
+	"ncf":               {"v100-sxm2-16gb": 9932793, "a10": 9069169, "a100-pcie-40gb": 24053576, "a100-sxm4-80gb": 28653595, "h100-pcie-80gb": 32325375, "h100-sxm5-80gb": 49094300},
 }
 
 // speedSource is how a Gavel model's speed-up over the V100 is obtained.
@@ -129,7 +134,7 @@ var speedSources = map[string]speedSource{
 }
 
 // SpeedRatio returns how many times faster one of Gavel's models
-// (GavelModels) trains on a GPU (a GPUSpecOf key Lambda measured:
+// (GavelModels) trains on a GPU (a GPUSpecOf key Lambda measured: "a10",
 // "a100-pcie-40gb", "a100-sxm4-80gb", "h100-pcie-80gb", "h100-sxm5-80gb")
 // than on Gavel's V100, and where the ratio comes from. These are
 // estimates from published benchmarks, not measurements of Gavel's jobs:
@@ -157,7 +162,7 @@ func SpeedRatio(model, gpu string) (ratio float64, source string, err error) {
 	row := lambdaFP32[src.Benchmark]
 	v, ok := row[gpu]
 	if !ok || gpu == "v100-sxm2-16gb" {
-		return 0, "", errorf("speed ratio: GPU %q: want one of a100-pcie-40gb, a100-sxm4-80gb, h100-pcie-80gb, h100-sxm5-80gb", gpu)
+		return 0, "", errorf("speed ratio: GPU %q: want one of a10, a100-pcie-40gb, a100-sxm4-80gb, h100-pcie-80gb, h100-sxm5-80gb", gpu)
 	}
 	r := v / row["v100-sxm2-16gb"]
 	source = src.Why + "; Lambda GPU benchmarks, PyTorch fp32/TF32, 2024-07-24"

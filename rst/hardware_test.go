@@ -52,6 +52,32 @@ func TestSpeedRatio(t *testing.T) {
 	}
 }
 
+// TestSpeedRatioA10: Lambda's A10 row, a little slower than the V100 on
+// convolutions and recommendation, faster on the Transformer.
+func TestSpeedRatioA10(t *testing.T) {
+	for m, want := range map[string]float64{
+		"ResNet-50":      349.0 / 369,
+		"Transformer":    8940.0 / 6920,
+		"Recommendation": 9069169.0 / 9932793,
+	} {
+		r, _, err := SpeedRatio(m, "a10")
+		if err != nil || math.Abs(r-want) > 1e-12 {
+			t.Errorf("%s on A10: %g (%v), want Lambda's %g", m, r, err, want)
+		}
+	}
+	// Amdahl's rule brings a slower GPU's ratio nearer 1, never past it.
+	rn, _, _ := SpeedRatio("ResNet-50", "a10")
+	a3c, _, _ := SpeedRatio("A3C", "a10")
+	if !(rn < a3c && a3c <= 1) {
+		t.Errorf("A10: ResNet-50 %.3f×, A3C %.3f×: want ResNet-50 < A3C ≤ 1", rn, a3c)
+	}
+	for _, m := range GavelModels() {
+		if _, err := EstimatedGavelFamily("a10", m); err != nil {
+			t.Errorf("%s on A10: %v", m, err)
+		}
+	}
+}
+
 func TestSpeedRatioErrors(t *testing.T) {
 	for _, tc := range []struct{ model, gpu, want string }{
 		{"VGG", "a100-sxm4-80gb", `model "VGG"`},

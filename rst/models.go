@@ -62,7 +62,7 @@ func JoinFamilies(fams ...[]elastico.Profile) ([]elastico.Profile, error) {
 // GavelFamilyOn builds the family of one of Gavel's models (GavelModels)
 // on several GPUs, joined by JoinFamilies in the order given: each key is
 // a GPU Gavel measured ("v100", "p100", "k80": GavelFamily, Gavel's
-// throughputs on that GPU) or one it did not ("a100-pcie-40gb",
+// throughputs on that GPU) or one it did not ("a10", "a100-pcie-40gb",
 // "a100-sxm4-80gb", "h100-pcie-80gb", "h100-sxm5-80gb":
 // EstimatedGavelFamily, the V100 measurements × SpeedRatio, Interpolated).
 // No keys: Gavel's three measured GPUs. Each profile names its GPU model

@@ -18,7 +18,11 @@
 //     (IDs "b64x1@K80"), and Config.Truths hands Run every model's truth,
 //     keyed by GPU.Model, so that a job runs at the throughput of the model
 //     it is placed on and, sharing a GPU, at that model's co-location
-//     speeds only.
+//     speeds only. [OpenBMix] builds one from the Alibaba v2023 node list
+//     ([ReadOpenBNodes]), each of its models on Gavel's measurements or an
+//     estimate from them ([OpenBTruth]); a job runs only on the models its
+//     trace allows (TraceJob.Models), and a share of a GPU (GPUShare) is
+//     held to it.
 //   - A [Trace] read by [ReadGavel], [ReadPollux], [ReadPhilly], [ReadOpenB]
 //     or [ReadCSV], and bound to the truth by [Truth.Workload], which scales
 //     arrival rates to the cluster's size and a load (1 = the requested

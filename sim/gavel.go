@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/internal/gavel"
@@ -19,10 +20,6 @@ import (
 // efficiency comes from Pollux's gradient statistics where a Pollux model
 // stands in (see Family.Notes).
 func GavelTruth(gpu string) (*Truth, error) {
-	all, err := gavel.Load()
-	if err != nil {
-		return nil, err
-	}
 	var spec GPUSpec
 	switch gpu {
 	case gavel.V100:
@@ -34,21 +31,65 @@ func GavelTruth(gpu string) (*Truth, error) {
 	default:
 		return nil, fmt.Errorf("sim: Gavel has no GPU type %q (want v100, p100 or k80)", gpu)
 	}
-	tab, unc := all[gpu], all[gpu+"_unconsolidated"]
-	if tab == nil || unc == nil {
-		return nil, fmt.Errorf("sim: Gavel data lacks %s or %s_unconsolidated", gpu, gpu)
+	return gavelTruth(spec, gpu, nil)
+}
+
+// estimate makes a ground truth for a GPU nobody measured out of a measured
+// one: every throughput × Ratio(model), every configuration unmeasured.
+type estimate struct {
+	Ratio func(model string) float64
+	Why   string // the ratio's source, for Family.Notes
+}
+
+// gavelTruth builds the ground truth of spec from Gavel's measurements on
+// GPU type key, scaled by est when not nil.
+func gavelTruth(spec GPUSpec, key string, est *estimate) (*Truth, error) {
+	all, err := gavel.Load()
+	if err != nil {
+		return nil, err
 	}
-	t := &Truth{GPU: spec, byName: map[string]*Family{}, kindIdx: map[string]int{}, gavelTab: tab, gavelUnc: unc}
-	b := &gavelBuilder{t: t, tab: tab, unc: unc}
+	tab, unc := all[key], all[key+"_unconsolidated"]
+	if tab == nil || unc == nil {
+		return nil, fmt.Errorf("sim: Gavel data lacks %s or %s_unconsolidated", key, key)
+	}
+	if est != nil {
+		tab, unc = scaleTable(tab, est.Ratio), scaleTable(unc, est.Ratio)
+	}
+	t := &Truth{GPU: spec, byName: map[string]*Family{}, kindIdx: map[string]int{}, gavelTab: tab, gavelUnc: unc, estimated: est != nil}
+	b := &gavelBuilder{t: t, tab: tab, unc: unc, source: "Gavel's " + strings.ToUpper(key)}
 	if err := b.build(); err != nil {
 		return nil, err
 	}
-	return b.t, nil
+	if est != nil {
+		for _, f := range t.families {
+			if f.Class != elastico.Training {
+				continue
+			}
+			f.Notes[0] = fmt.Sprintf("isolated throughput: estimated, %s measurements × %.3g (%s); no configuration measured on %s",
+				b.source, est.Ratio(f.Name), est.Why, spec.Model)
+			f.Notes[1] = "co-location: " + b.source + "'s pairs and rank-one model, carried over: slowdowns taken to be the same on " + spec.Model
+		}
+	}
+	return t, nil
+}
+
+// scaleTable returns a copy of tab with every throughput of a model × r(model):
+// the co-location speeds (shared over alone) stay the same.
+func scaleTable(tab *gavel.Table, r func(model string) float64) *gavel.Table {
+	out := &gavel.Table{Isolated: make(map[gavel.Key]float64, len(tab.Isolated)), Pairs: make(map[[2]gavel.JobType]gavel.Pair, len(tab.Pairs))}
+	for k, v := range tab.Isolated {
+		out.Isolated[k] = v * r(k.Type.Model)
+	}
+	for k, p := range tab.Pairs {
+		out.Pairs[k] = gavel.Pair{Self: p.Self * r(k[0].Model), Other: p.Other * r(k[1].Model)}
+	}
+	return out
 }
 
 type gavelBuilder struct {
 	t        *Truth
 	tab, unc *gavel.Table
+	source   string // "Gavel's V100": whose measurements
 	types    []gavel.JobType
 	// per model: ascending batches
 	batches map[string][]int
@@ -169,7 +210,7 @@ func (b *gavelBuilder) build() error {
 		}
 	}
 	t.CoLocationFit = FitReport{
-		Model:    "rank-one slowdown factorization, fitted on Gavel's " + t.GPU.Model + " pairs",
+		Model:    "rank-one slowdown factorization, fitted on " + b.source + " pairs",
 		Measured: len(obs), Filled: filled, CVMAPE: cv, BaseMAPE: base,
 	}
 
@@ -267,7 +308,7 @@ func (b *gavelBuilder) families() error {
 			Name: model, Class: elastico.Training, Params: mem.Params, Optimizer: spec.Optimizer,
 			Unit: "samples", RefBatch: max(bs[0], 1), model: spec, mem: mem, batches: bs,
 			Notes: []string{
-				"isolated throughput: Gavel's " + t.GPU.Model + " measurements (steps/s × per-GPU batch), on one server and spread (\"unconsolidated\")",
+				"isolated throughput: " + b.source + " measurements (steps/s × per-GPU batch), on one server and spread (\"unconsolidated\")",
 				"co-location: Gavel's measured pairs; unmeasured pairs from the rank-one model",
 				"memory: rst's memory model: " + mem.Basis,
 				"SM use: the step-time model (sim/models.go: smFromStepTimes)",
@@ -375,7 +416,7 @@ func (t *Truth) trainingConfig(f *Family, localBatch, gpus int) (Variant, error)
 		CPU:              trainCPU,
 		RAM:              trainRAM,
 		Efficiency:       f.efficiency(localBatch * gpus),
-		Measured:         measured,
+		Measured:         measured && !t.estimated,
 		Kind:             kind,
 	}
 	if gpus == 1 {

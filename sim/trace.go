@@ -40,6 +40,9 @@ type TraceJob struct {
 	Batch, GlobalBatch int
 	GPUs               int     // requested GPUs, ≥ 1
 	GPUShare           float64 // fraction of one GPU requested (openb), 1 if whole GPUs
+	// Models are the GPU models the job may run on (openb's gpu_spec);
+	// empty: any.
+	Models []string
 	// Steps is the work in training steps at the requested configuration
 	// (Gavel); Duration the run time under the requested configuration, in
 	// seconds (Philly, openb); Work the work in the family's
@@ -319,8 +322,10 @@ func ReadPhilly(r io.Reader, name string) (*Trace, error) {
 // that request no GPU or were never scheduled are skipped (and counted); a
 // pod arrives at creation_time and runs deletion_time − scheduled_time
 // seconds. QoS LS (latency-sensitive) pods are taken as inference, the others
-// as training (the FGD paper's reading of the trace). The trace states no
-// license: read it from the user's copy, never ship it.
+// as training (the FGD paper's reading of the trace). gpu_milli below 1000
+// is a share of one GPU (GPUShare); gpu_spec, the GPU models the pod may run
+// on, becomes Models (see parseGPUSpec). The trace states no license: read
+// it from the user's copy, never ship it.
 func ReadOpenB(r io.Reader, name string) (*Trace, error) {
 	tr := &Trace{Name: name, Format: "openb"}
 	_, err := csvRows(r, name, []string{"name", "num_gpu", "gpu_milli", "qos", "creation_time", "deletion_time", "scheduled_time"}, func(line int, get func(string) string) error {
@@ -347,7 +352,14 @@ func ReadOpenB(r io.Reader, name string) (*Trace, error) {
 		if milli == 0 || milli > 1000 {
 			return traceErr(name, line, "gpu_milli", "%d is out of range (want 1..1000)", milli)
 		}
+		if milli < 1000 && gpus > 1 {
+			// The trace shares GPUs only among one-GPU pods (its README).
+			return traceErr(name, line, "gpu_milli", "%d of each of %d GPUs: a share of a GPU is for one-GPU pods", milli, gpus)
+		}
 		j.GPUShare = float64(milli) / 1000
+		if j.Models, err = parseGPUSpec(get("gpu_spec")); err != nil {
+			return traceErr(name, line, "gpu_spec", "%v", err)
+		}
 		created, err := parseFloat(name, line, "creation_time", get("creation_time"), 0)
 		if err != nil {
 			return err

@@ -86,6 +86,9 @@ type Truth struct {
 	// lines give the rank-one co-location model's sensitivity and pressure
 	// of a kind no pair measured, from its SM use: s0 + s1·SM, p0 + p1·SM.
 	lines struct{ s0, s1, p0, p1 float64 }
+	// estimated: no throughput of this truth was measured on its GPU
+	// (gavelTruth with an estimate); its configurations are Interpolated.
+	estimated bool
 	// CoLocationFit is the cross-validated error of the model that fills the
 	// pairs missing from the data (models.go).
 	CoLocationFit FitReport

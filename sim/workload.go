@@ -82,11 +82,24 @@ type WorkloadStats struct {
 	OfferedLoad float64
 	// Saturated: every job arrives at t = 0 (WorkloadOptions.Saturated).
 	Saturated bool
+	// Fractional counts jobs held to a share of one GPU (TraceJob.GPUShare);
+	// NoModel the trace's jobs left out because none of the cluster's GPU
+	// models they may run on (TraceJob.Models) can run them.
+	Fractional, NoModel int
 }
 
 // Workload binds a trace's jobs to this ground truth (see WorkloadOptions).
-// The same trace, truth and options always give the same jobs.
+// The same trace, truth and options always give the same jobs. A job the
+// trace holds to GPU models (TraceJob.Models) runs anywhere: one truth is
+// one model; Mix.Workload honours them.
 func (t *Truth) Workload(tr *Trace, o WorkloadOptions) ([]Job, WorkloadStats, error) {
+	return t.workload(tr, o, nil)
+}
+
+// workload is Workload with place, when set, called on every job bound:
+// it may move the job to other models (Mix.Workload), or leave it out by
+// returning false.
+func (t *Truth) workload(tr *Trace, o WorkloadOptions, place func(j *Job, tj TraceJob, st *WorkloadStats) (bool, error)) ([]Job, WorkloadStats, error) {
 	var st WorkloadStats
 	if o.GPUs < 1 {
 		return nil, st, fmt.Errorf("sim: workload: GPUs %d, want ≥ 1", o.GPUs)
@@ -153,8 +166,24 @@ func (t *Truth) Workload(tr *Trace, o WorkloadOptions) ([]Job, WorkloadStats, er
 		if err != nil {
 			return nil, st, err
 		}
+		if place != nil {
+			ok, err := place(&j, tj, &st)
+			if err != nil {
+				return nil, st, err
+			}
+			if !ok {
+				st.NoModel++
+				continue
+			}
+		}
+		if tj.share() < 1 {
+			st.Fractional++
+		}
 		requested += float64(j.Requested().GPUs) * j.Dedicated
 		jobs = append(jobs, j)
+	}
+	if len(jobs) == 0 {
+		return nil, st, fmt.Errorf("sim: workload: %s: none of the window's %d jobs may run on this cluster's GPU models", tr.Name, n)
 	}
 	t0 := jobs[0].Arrival
 	for i := range jobs {
@@ -252,6 +281,11 @@ func (t *Truth) bind(tr *Trace, tj TraceJob, o WorkloadOptions, rng *rand.Rand, 
 	if req.Memory > t.GPU.Memory {
 		return Job{}, fail("batch", "configuration %s of %s needs %.1f GiB per GPU, the %s has %.1f", req.ID, fam.Name, req.Memory, t.GPU.Model, t.GPU.Memory)
 	}
+	share := tj.share()
+	if share < 1 && gpus != 1 {
+		return Job{}, fail("gpu_milli", "a share %g of each of %d GPUs: a share of a GPU is for one-GPU jobs", share, gpus)
+	}
+	req = req.atShare(share)
 	spread := req.GPUs > t.GPU.PerNode
 	var work float64
 	switch {
@@ -280,7 +314,7 @@ func (t *Truth) bind(tr *Trace, tj TraceJob, o WorkloadOptions, rng *rand.Rand, 
 		if i < 0 {
 			return Job{}, fail("", "inference family %s lacks its requested configuration", fam.Name)
 		}
-		req = fam.Configs[i]
+		req = fam.Configs[i].atShare(share)
 		work = d * req.Throughput
 		class = elastico.Inference
 		spread = false
@@ -296,10 +330,10 @@ func (t *Truth) bind(tr *Trace, tj TraceJob, o WorkloadOptions, rng *rand.Rand, 
 	}
 	j.Configs = append(j.Configs, req)
 	for _, c := range fam.Configs {
-		if c.ID == req.ID || c.GPUs > o.GPUs || c.Memory > t.GPU.Memory {
+		if c.ID == req.ID || c.GPUs > o.GPUs || c.Memory > t.GPU.Memory || (share < 1 && c.GPUs != 1) {
 			continue
 		}
-		j.Configs = append(j.Configs, c)
+		j.Configs = append(j.Configs, c.atShare(share))
 	}
 	if class == elastico.Inference && o.InferenceFloor > 0 {
 		j.Floor = o.InferenceFloor * req.Throughput
@@ -309,6 +343,7 @@ func (t *Truth) bind(tr *Trace, tj TraceJob, o WorkloadOptions, rng *rand.Rand, 
 		noise = func() float64 { return math.Max(0.05, 1+o.ProfileNoise*rng.NormFloat64()) }
 	}
 	j.Profiles = t.Profiles(fam, j.Configs, noise)
+	claimShare(j.Profiles, share)
 	if j.Floor > 0 {
 		// A floor the noisy profiles put above every configuration would
 		// make the job invalid for any scheduler; cap it at the best.
@@ -333,4 +368,41 @@ func nearestBatch(bs []int, b int) int {
 		}
 	}
 	return best
+}
+
+// share returns the fraction of one GPU the job asked for (GPUShare), 1
+// for whole GPUs or when the trace states none.
+func (tj *TraceJob) share() float64 {
+	if tj.GPUShare > 0 && tj.GPUShare < 1 {
+		return tj.GPUShare
+	}
+	return 1
+}
+
+// atShare returns c held to a share s of one GPU (an openb pod's
+// gpu_milli, which GPU-sharing runtimes enforce as a compute quota): a
+// configuration that keeps more than s of the SMs busy alone gets s of
+// them, and runs at s/SM of its speed, time-sliced; one that needs less
+// runs as it is. Its profile claims s (claimShare).
+func (c Variant) atShare(s float64) Variant {
+	if s >= 1 || c.SM <= s {
+		return c
+	}
+	f := s / c.SM
+	c.Throughput *= f
+	c.SpreadThroughput *= f
+	c.SM = s
+	c.Measured = false
+	return c
+}
+
+// claimShare makes every profile claim the share s of its GPU that the
+// job asked for, whatever it would use: the placer keeps it for the job.
+func claimShare(profs []elastico.Profile, s float64) {
+	if s >= 1 {
+		return
+	}
+	for i := range profs {
+		profs[i].Demand.SM = math.Max(s, minSMShare)
+	}
 }

@@ -7,6 +7,14 @@
 //	go run ./examples/replay -trace philly.csv -format philly
 //	go run ./examples/replay -trace openb_pod_list_default.csv -format openb   # the user's copy of Alibaba's v2023 trace
 //	go run ./examples/replay -gpus v100:36,p100:36,k80:36   # Gavel's mixed cluster
+//	go run ./examples/replay -format openb -trace PODS.csv -nodes NODES.csv -gpus 256   # Alibaba's pods on ~256 of its GPUs
+//
+// -nodes reads the Alibaba v2023 node list (openb_node_list_*.csv) and
+// builds the cluster from it: every k-th node of each GPU model, k chosen
+// to keep about -gpus GPUs, each model simulated by the ground truth
+// sim.OpenBGroundTruth names (README: "The Alibaba v2023 trace"). Pods
+// run only on the models their gpu_spec names, and a pod asking for a
+// share of a GPU (gpu_milli < 1000) holds that share.
 //
 // -gpus is a count of -gpu's model, or a mix of Gavel's GPU types,
 // type:count joined by commas (sim.GavelMix; the first type is the
@@ -131,6 +139,7 @@ func peer(s func() elastico.Scheduler) func(elastico.Predictor) (elastico.Schedu
 type options struct {
 	trace, format, gpu, policies, out string
 	mix                               string // -gpus type:count,...; "": gpus of gpu
+	nodes                             string // -nodes: an openb node list; -gpus its size to keep
 	gpus, seeds, jobs                 int
 	load, inference, floor, noise     float64
 	epoch, heartbeat, restart         time.Duration
@@ -155,6 +164,7 @@ func main() {
 		o.gpus = n
 		return err
 	})
+	flag.StringVar(&o.nodes, "nodes", "", "Alibaba v2023 node list (openb_node_list_*.csv): the cluster is every k-th node of each GPU model, about -gpus GPUs")
 	flag.Float64Var(&o.load, "load", 1.0, "offered load: 1.0 = the requested GPU-time arrives at the cluster's capacity (0: the trace's own arrival times)")
 	flag.IntVar(&o.seeds, "seeds", 5, "seeds (each replays another window of the trace)")
 	flag.IntVar(&o.jobs, "jobs", 0, "jobs per window (default 6 per GPU, at most 3,072)")
@@ -271,7 +281,16 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	}
 	var truth *sim.Truth
 	var mix sim.Mix
+	var nodes map[string]any
 	switch {
+	case o.nodes != "":
+		if o.mix != "" || o.gpu != "" || o.capacity {
+			return fmt.Errorf("-nodes builds the cluster from a node list: -gpus is then a count, the GPUs to keep, and -gpu and -capacity need one model")
+		}
+		if mix, nodes, err = openbCluster(o.nodes, o.gpus); err != nil {
+			return err
+		}
+		truth, o.gpus = mix[0].Truth, mix.GPUs()
 	case o.mix != "":
 		if o.gpu != "" || o.capacity {
 			return fmt.Errorf("-gpus %s is a mix of models: -gpu and -capacity need one", o.mix)
@@ -331,6 +350,9 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	if mix != nil {
 		heterogeneity(meta, mix)
 	}
+	if nodes != nil {
+		openbMeta(meta, nodes, out)
+	}
 	if o.capacity {
 		target := s.Policies[indexOf(s, baseline.VolcanoName)].Metrics["jct_avg"].Mean
 		var cands []int
@@ -357,6 +379,9 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 			gt = mix.String()
 		}
 		fmt.Fprintf(stdout, "trace %s (%s), ground truth %s, wall %.1fs\n", tr.Name, tr.Format, gt, time.Since(start).Seconds())
+		if nodes != nil {
+			fmt.Fprintln(stdout, nodes["summary"])
+		}
 		fmt.Fprintf(stdout, "elastico's predictor: %s\n", pred.Label)
 		if need, ok := meta["gpus_for_volcano_jct"].(map[string]int); ok {
 			fmt.Fprintf(stdout, "GPUs needed for volcano's average JCT (%.2f h): %v\n", meta["volcano_jct_hours"], need)

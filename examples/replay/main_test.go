@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,6 +118,66 @@ func TestReplayBadFlags(t *testing.T) {
 	} {
 		if err := run(context.Background(), o, &bytes.Buffer{}); err == nil {
 			t.Errorf("%+v: no error", o)
+		}
+	}
+}
+
+// TestReplayOpenB replays a small Alibaba-style pod list, written here (the
+// trace ships with no license), on a node list of three of its models.
+func TestReplayOpenB(t *testing.T) {
+	dir := t.TempDir()
+	pods := "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+	for i := range 24 {
+		spec, milli := "", 1000
+		switch i % 4 {
+		case 1:
+			spec = "V100M32"
+		case 2:
+			spec = "T4|P100"
+		case 3:
+			milli = 300
+		}
+		pods += fmt.Sprintf("pod%02d,1,1,1,%d,%s,BE,Running,%d,%d,%d\n", i, milli, spec, 60*i, 60*i+1800, 60*i)
+	}
+	nodes := "sn,cpu_milli,memory_mib,gpu,model\n" +
+		"g2-0,96000,393216,8,G2\ng2-1,96000,393216,8,G2\n" +
+		"v32-0,48000,376832,4,V100M32\nt4-0,104000,524288,2,T4\ncpu-0,32000,262144,0,\n"
+	podsPath, nodesPath := filepath.Join(dir, "pods.csv"), filepath.Join(dir, "nodes.csv")
+	if err := os.WriteFile(podsPath, []byte(pods), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(nodesPath, []byte(nodes), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	o := options{trace: podsPath, format: "openb", nodes: nodesPath, gpus: 64, seeds: 1, jobs: 24, load: 1, policies: "elastico,volcano", json: true}
+	if err := run(context.Background(), o, &out); err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		GPUs int
+		Jobs float64 `json:"jobs_per_seed"`
+		Meta map[string]any
+	}
+	if err := json.Unmarshal(out.Bytes(), &s); err != nil {
+		t.Fatal(err)
+	}
+	ob, _ := s.Meta["openb"].(map[string]any)
+	gt, _ := ob["ground_truth"].(map[string]any)
+	if s.GPUs != 22 || s.Meta["gpu_mix"] != "g2:16,v100m32:4,t4:2" || ob["cpu_only_nodes_skipped"] != 1.0 || len(gt) != 3 {
+		t.Errorf("GPUs %d, mix %v, openb meta %v", s.GPUs, s.Meta["gpu_mix"], ob)
+	}
+	if s.Jobs != 24 || ob["fractional_jobs_per_seed"].([]any)[0] != 6.0 {
+		t.Errorf("%g jobs, fractional %v; want 24, 6", s.Jobs, ob["fractional_jobs_per_seed"])
+	}
+
+	for _, bad := range []options{
+		{trace: podsPath, format: "openb", nodes: nodesPath, gpus: 64, seeds: 1, gpu: "v100"},
+		{trace: podsPath, format: "openb", nodes: nodesPath, mix: "v100:8,k80:8", seeds: 1},
+		{trace: podsPath, format: "openb", nodes: filepath.Join(dir, "none.csv"), gpus: 64, seeds: 1},
+	} {
+		if err := run(context.Background(), bad, &bytes.Buffer{}); err == nil {
+			t.Errorf("%+v: no error", bad)
 		}
 	}
 }
