@@ -26,8 +26,10 @@ import (
 // w_j its Weight, P_j its throughput under an equal share of every model
 // (Σ_m T[j][m]·G_m / Σ_m G_m, Gavel's ProportionalPolicy) and G_m the
 // model's GPUs: heterogeneity-aware max-min fairness over effective
-// throughput, solved by the simplex (gonum's lp.Simplex). It is recomputed
-// at the first round after a job arrives or finishes.
+// throughput, solved over classes of identical jobs (same coefficients and
+// scale, which some optimum treats alike) by this package's revised
+// simplex, tested against gonum's lp.Simplex on the unmerged LP. It is
+// recomputed at the first round after a job arrives or finishes.
 //
 // Time is cut into rounds (Round, Gavel's 6 minutes). At the start of a
 // round every job gets a priority on every model, X[j][m] over the
@@ -56,7 +58,9 @@ import (
 //     interior-point solver returns; here, among the allocations with the
 //     optimal minimum, the one with the most Σ_j of the objective's terms
 //     (a second LP), deterministic and leaving no capacity unallocated
-//     that some job could use.
+//     that some job could use. That one is not always unique either
+//     (identical jobs, or others trading GPUs at equal worth): then the
+//     simplex's vertex, with the same x for identical jobs.
 //   - Gavel recomputes the allocation and resets the time received at
 //     most every 1,920 s (minimum_time_between_allocation_resets), so an
 //     arriving job can wait that long for an allocation; here at the first

@@ -1,14 +1,13 @@
 package baseline
 
 import (
+	"encoding/binary"
 	"math"
-
-	"gonum.org/v1/gonum/mat"
-	"gonum.org/v1/gonum/optimize/convex/lp"
 )
 
-// lpTol is the simplex's optimality tolerance on reduced costs.
-const lpTol = 1e-10
+// lpFace is how far below 0 a reduced cost of the max-min LP's optimum may
+// be for its column to stay free in the second LP: rounding, not a loss.
+const lpFace = 1e-9
 
 // maxMin solves Gavel's max-min fairness LP (MaxMinFairnessPolicyWithPerf):
 //
@@ -24,116 +23,146 @@ const lpTol = 1e-10
 // x and the optimal t.
 //
 // Among the allocations with the optimal t, it then picks one with the
-// most Σ_j Σ_m coef·x (a second LP with every job held at t): Gavel takes
-// whatever point its solver returns, and a vertex of the first LP alone
-// may leave capacity to no one. If the second LP fails numerically, the
-// first's answer stands.
+// most Σ_j Σ_m coef·x (a second LP, over the first's optimal face): Gavel
+// takes whatever point its solver returns, and a vertex of the first LP
+// alone may leave capacity to no one. If the second LP fails numerically,
+// the first's answer stands.
+//
+// Jobs with the same coefficients and scale are one class: both LPs are
+// convex and symmetric in such jobs, so some optimum gives them the same
+// x, and the LPs are solved over classes (a class of n jobs weighs n in
+// the capacity rows and the second objective). Gavel's traces have tens
+// of job types and hundreds of jobs. The LPs are solved by this package's
+// simplex, tested against gonum's lp.Simplex on the unmerged LP.
 func maxMin(coef [][]float64, scale, gpus []float64) ([][]float64, float64, error) {
+	return maxMinClasses(coef, scale, gpus, true)
+}
+
+// maxMinClasses is maxMin, with every job its own class unless merge.
+func maxMinClasses(coef [][]float64, scale, gpus []float64, merge bool) ([][]float64, float64, error) {
 	M := len(gpus)
 	x := make([][]float64, len(coef))
 	for j := range x {
 		x[j] = make([]float64, M)
 	}
-	// Variables: one per allowed (job, model) pair; rows only for jobs
-	// with one at least (a job that can run nowhere would hold t at 0).
-	var vars []lpVar
-	var jobs []int // row index → job
-	for j := range coef {
-		n := len(vars)
-		for m := range M {
-			if coef[j][m] > 0 && scale[j] <= gpus[m] {
-				vars = append(vars, lpVar{len(jobs), m})
-			}
-		}
-		if len(vars) > n {
-			jobs = append(jobs, j)
-		}
-	}
+	cls, vars := lpClasses(coef, scale, gpus, merge)
 	if len(vars) == 0 {
 		return x, 0, nil
 	}
-	J := len(jobs)
-	// cf and sc are coef and scale by row.
-	cf := func(p lpVar) float64 { return coef[jobs[p.j]][p.m] }
-	sc := make([]float64, J)
-	for r, j := range jobs {
-		sc[r] = scale[j]
-	}
-	// Standard form: columns [vars..., t, slacks...]; rows: J fairness
-	// rows (t − Σ coef·x + s = 0), J time rows, M capacity rows.
-	nv := len(vars)
-	rows := 2*J + M
-	cols := nv + 1 + rows
-	A := mat.NewDense(rows, cols, nil)
+	C, nv := len(cls), len(vars)
+	// Columns: vars, then t. Rows: C fairness rows (t − Σ coef·x ≤ 0), C
+	// time rows, M capacity rows (over the model's GPUs, so every row is
+	// of order 1).
+	rows := 2*C + M
 	b := make([]float64, rows)
-	for k, p := range vars {
-		A.Set(p.j, k, -cf(p))
-		A.Set(J+p.j, k, 1)
-		A.Set(2*J+p.m, k, sc[p.j])
+	for i := C; i < rows; i++ {
+		b[i] = 1
 	}
-	for j := range J {
-		A.Set(j, nv, 1)
-		b[J+j] = 1
+	sp := newSimplex(b)
+	cf := func(p lpVar) float64 { return coef[cls[p.j].j][p.m] }
+	for _, p := range vars {
+		c := &cls[p.j]
+		sp.column([]int{p.j, C + p.j, 2*C + p.m}, []float64{-cf(p), 1, c.n * scale[c.j] / gpus[p.m]})
 	}
-	for m := range M {
-		b[2*J+m] = gpus[m]
+	tr, tv := make([]int, C), make([]float64, C)
+	for c := range C {
+		tr[c], tv[c] = c, 1
 	}
-	basic := make([]int, rows)
-	for r := range rows {
-		A.Set(r, nv+1+r, 1)
-		basic[r] = nv + 1 + r
+	sp.column(tr, tv)
+	maxIter := 50 * (rows + nv + 1)
+	obj := make([]float64, nv+1)
+	obj[nv] = 1
+	sp.objective(obj)
+	if err := sp.solve(nil, maxIter); err != nil {
+		return nil, 0, errorf("Gavel's max-min LP (%d jobs in %d classes, %d GPU models): %v", len(coef), C, M, err)
 	}
-	c := make([]float64, cols)
-	c[nv] = -1
-	f, sol, err := lp.Simplex(c, A, b, lpTol, basic)
-	if err != nil {
-		return nil, 0, errorf("Gavel's max-min LP (%d jobs, %d GPU models): %v", J, M, err)
-	}
-	t := -f
-	best := sol
-	// Second LP: every job at least t (a hair below, for rounding), the
-	// most normalized throughput in all. The fairness rows become
-	// Σ coef·x − s = t·(1−ε), whose surplus columns give no obvious
-	// starting basis, so the simplex finds one.
+	sol := make([]float64, nv+1)
+	sp.values(sol)
+	t := sol[nv]
+	// Second LP: the first's optimal face is where every column of
+	// negative reduced cost stays 0 (t is the optimum less their sum);
+	// over it, the most Σ coef·x, counting each class's jobs.
 	if t > 0 {
-		A2 := mat.NewDense(rows, nv+rows, nil)
-		b2 := make([]float64, rows)
-		c2 := make([]float64, nv+rows)
+		allowed := make([]bool, len(sp.d))
+		for k := range allowed {
+			allowed[k] = sp.d[k] >= -lpFace
+		}
+		var jobs float64
+		for _, c := range cls {
+			jobs += c.n
+		}
+		clear(obj)
 		for k, p := range vars {
-			A2.Set(p.j, k, cf(p))
-			A2.Set(J+p.j, k, 1)
-			A2.Set(2*J+p.m, k, sc[p.j])
-			c2[k] = -cf(p)
+			obj[k] = cls[p.j].n * cf(p) / jobs
 		}
-		for j := range J {
-			A2.Set(j, nv+j, -1)
-			b2[j] = t * (1 - 1e-9)
-			A2.Set(J+j, nv+J+j, 1)
-			b2[J+j] = 1
-		}
-		for m := range M {
-			A2.Set(2*J+m, nv+2*J+m, 1)
-			b2[2*J+m] = gpus[m]
-		}
-		if _, sol2, err := lp.Simplex(c2, A2, b2, lpTol, nil); err == nil && feasible(sol2, vars, cf, sc, gpus, t) {
-			best = sol2
+		sp.objective(obj)
+		sol2 := make([]float64, nv+1)
+		if sp.solve(allowed, maxIter) == nil {
+			if sp.values(sol2); feasible(sol2, vars, cls, cf, scale, gpus, t) {
+				sol = sol2
+			}
 		}
 	}
 	for k, p := range vars {
 		// Gavel clips to [0, 1] too.
-		x[jobs[p.j]][p.m] = math.Min(math.Max(best[k], 0), 1)
+		v := math.Min(math.Max(sol[k], 0), 1)
+		for _, j := range cls[p.j].jobs {
+			x[j][p.m] = v
+		}
 	}
 	return x, t, nil
 }
 
-// lpVar is one variable of the LP: x of row j (a job) on model m.
+// lpVar is one variable of the LP: x of row j (a class) on model m.
 type lpVar struct{ j, m int }
+
+// lpClass is a set of jobs with the same coefficients and scale: j is the
+// first, n their number.
+type lpClass struct {
+	j    int
+	n    float64
+	jobs []int
+}
+
+// lpClasses groups the jobs that can run somewhere into classes, in order
+// of first appearance (keys are the coefficients' and scale's bits: equal
+// floats; unless merge, one class per job), and lists the classes'
+// variables.
+func lpClasses(coef [][]float64, scale, gpus []float64, merge bool) ([]lpClass, []lpVar) {
+	var cls []lpClass
+	var vars []lpVar
+	index := make(map[string]int)
+	var key []byte
+	for j := range coef {
+		key = binary.LittleEndian.AppendUint64(key[:0], math.Float64bits(scale[j]))
+		for _, v := range coef[j] {
+			key = binary.LittleEndian.AppendUint64(key, math.Float64bits(v))
+		}
+		if c, ok := index[string(key)]; ok && merge {
+			cls[c].n++
+			cls[c].jobs = append(cls[c].jobs, j)
+			continue
+		}
+		n := len(vars)
+		for m := range gpus {
+			if coef[j][m] > 0 && scale[j] <= gpus[m] {
+				vars = append(vars, lpVar{len(cls), m})
+			}
+		}
+		if len(vars) == n {
+			continue // runs nowhere: no rows (it would hold t at 0)
+		}
+		index[string(key)] = len(cls)
+		cls = append(cls, lpClass{j: j, n: 1, jobs: []int{j}})
+	}
+	return cls, vars
+}
 
 // feasible checks a solution of the second LP against the constraints with
 // a tolerance, as a guard against the simplex's rare numerical failures.
-func feasible(sol []float64, vars []lpVar, cf func(lpVar) float64, scale, gpus []float64, t float64) bool {
-	got := make([]float64, len(scale))
-	tm := make([]float64, len(scale))
+func feasible(sol []float64, vars []lpVar, cls []lpClass, cf func(lpVar) float64, scale, gpus []float64, t float64) bool {
+	got := make([]float64, len(cls))
+	tm := make([]float64, len(cls))
 	used := make([]float64, len(gpus))
 	for k, p := range vars {
 		if math.IsNaN(sol[k]) || sol[k] < -1e-7 {
@@ -141,10 +170,10 @@ func feasible(sol []float64, vars []lpVar, cf func(lpVar) float64, scale, gpus [
 		}
 		got[p.j] += cf(p) * sol[k]
 		tm[p.j] += sol[k]
-		used[p.m] += scale[p.j] * sol[k]
+		used[p.m] += cls[p.j].n * scale[cls[p.j].j] * sol[k]
 	}
-	for j := range got {
-		if got[j] < t*(1-1e-6)-1e-9 || tm[j] > 1+1e-6 {
+	for c := range got {
+		if got[c] < t*(1-1e-6)-1e-9 || tm[c] > 1+1e-6 {
 			return false
 		}
 	}
