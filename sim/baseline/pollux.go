@@ -60,6 +60,12 @@ import (
 //   - Batch size. Pollux's agent retunes the batch size without a restart;
 //     here a change of configuration restarts the job, so it is penalized
 //     as a reallocation.
+//   - GPU models. Pollux assumes one. On several, the knapsack counts GPUs
+//     of any model, and a count goes on the fastest model with room: the
+//     job's configuration of that count on each model, best goodput first
+//     (within a count, jobs that lose most off their best model are placed
+//     first). A job that keeps its count keeps its GPUs, and its speedup
+//     there is against the fair share on its own model.
 //   - Pollux's exploration limit (at most twice the replicas profiled) and
 //     cluster autoscaling are left out: the family is known, the cluster
 //     fixed.
@@ -184,24 +190,23 @@ func (px Pollux) options(v *view, p float64) ([]pollJob, error) {
 		}
 		fair := int(math.Ceil(1 / ds / float64(len(st.Jobs))))
 		scale := ds * float64(len(v.nodes))
-		best := bestPerCount(j, total, maxMem)
 		var cur *elastico.Profile
 		if j.Running != nil {
 			cur, _ = j.Profile(j.Running.ConfigID)
-			if k := slices.IndexFunc(best, func(b *elastico.Profile) bool { return b.Demand.GPUs == cur.Demand.GPUs }); k < 0 {
-				best = append(best, cur)
-				slices.SortStableFunc(best, func(a, b *elastico.Profile) int { return a.Demand.GPUs - b.Demand.GPUs })
-			}
 		}
+		best := bestPerCount(j, total, maxMem, "", cur)
 		if len(best) == 0 {
 			jobs = append(jobs, pollJob{i: i, rank: r, opts: []pollOpt{{u: util(0)}}})
 			continue
 		}
-		base := best[0].Goodput()
-		for _, b := range best {
-			if b.Demand.GPUs <= fair {
-				base = max(base, b.Goodput())
-			}
+		base := fairGoodput(best, fair)
+		// A running job's speedup where it stays is measured on its own
+		// model: against the best model's fair share, a job running on a
+		// slower one would look worth preempting for a waiting job that
+		// then lands on the GPUs it leaves, epoch after epoch.
+		curBase := base
+		if cur != nil {
+			curBase = fairGoodput(bestPerCount(j, total, maxMem, cur.Hardware.GPUModel, cur), fair)
 		}
 		age := max(st.Now.Sub(j.Arrival).Seconds(), 0)
 		n := float64(st.Carry.Restarts[j.ID])
@@ -211,7 +216,7 @@ func (px Pollux) options(v *view, p float64) ([]pollJob, error) {
 			o := pollOpt{gpus: b.Demand.GPUs, p: b, u: util(b.Goodput() / base * scale * penalty)}
 			if cur != nil && b.Demand.GPUs == cur.Demand.GPUs {
 				o.keep = true
-				if u := util(cur.Goodput() / base * scale); u >= o.u {
+				if u := util(cur.Goodput() / curBase * scale); u >= o.u {
 					o.p, o.u = cur, u
 				}
 			}
@@ -224,12 +229,14 @@ func (px Pollux) options(v *view, p float64) ([]pollJob, error) {
 
 // bestPerCount returns, for every GPU count of the job's family that the
 // cluster can hold, the configuration with the highest goodput (the first
-// on ties) among those at or above the job's floor, by GPU count.
-func bestPerCount(j *elastico.Job, gpus int, maxMem float64) []*elastico.Profile {
+// on ties) among those at or above the job's floor that run on model (any
+// when ""), by GPU count, with cur (the running configuration, or nil)
+// added when its count is missing.
+func bestPerCount(j *elastico.Job, gpus int, maxMem float64, model string, cur *elastico.Profile) []*elastico.Profile {
 	var best []*elastico.Profile
 	for k := range j.Family {
 		f := &j.Family[k]
-		if f.Demand.GPUs > gpus || f.Demand.GPUMemory > maxMem || (j.Floor > 0 && f.Throughput < j.Floor) {
+		if f.Demand.GPUs > gpus || f.Demand.GPUMemory > maxMem || (j.Floor > 0 && f.Throughput < j.Floor) || !f.RunsOn(model) {
 			continue
 		}
 		at := slices.IndexFunc(best, func(b *elastico.Profile) bool { return b.Demand.GPUs == f.Demand.GPUs })
@@ -240,8 +247,23 @@ func bestPerCount(j *elastico.Job, gpus int, maxMem float64) []*elastico.Profile
 			best[at] = f
 		}
 	}
+	if cur != nil && !slices.ContainsFunc(best, func(b *elastico.Profile) bool { return b.Demand.GPUs == cur.Demand.GPUs }) {
+		best = append(best, cur)
+	}
 	slices.SortStableFunc(best, func(a, b *elastico.Profile) int { return a.Demand.GPUs - b.Demand.GPUs })
 	return best
+}
+
+// fairGoodput returns the goodput at the fair share: the highest of best's
+// on at most fair GPUs, or its smallest count's when it has none.
+func fairGoodput(best []*elastico.Profile, fair int) float64 {
+	base := best[0].Goodput()
+	for _, b := range best {
+		if b.Demand.GPUs <= fair {
+			base = max(base, b.Goodput())
+		}
+	}
+	return base
 }
 
 // polluxOrder returns job indices in the order that breaks ties: running
@@ -296,8 +318,9 @@ func allocate(jobs []pollJob, free int) {
 
 // placePollux turns the chosen options into assignments: jobs that keep
 // their GPUs first, then the others, largest gang first, each on whole free
-// GPUs; a gang that finds none falls back to its present assignment if its
-// GPUs are still free, else to its next smaller count.
+// GPUs of the first model with room (modelMem.choices); a gang that finds
+// none falls back to its present assignment if its GPUs are still free,
+// else to its next smaller count.
 func placePollux(pl *planner, jobs []pollJob) {
 	v := pl.v
 	st := v.st
@@ -341,8 +364,23 @@ func placePollux(pl *planner, jobs []pollJob) {
 		}
 		markDist(v.jobGPUs[jb.i])
 	}
+	mm := newModelMem(v)
+	// Within a count, the jobs that lose most off their best model go
+	// first, so that a scarce fast model goes to the jobs it speeds up
+	// most (on one model every job ties and the order is Pollux's).
+	regret := make([]float64, len(jobs))
+	for _, k := range moving {
+		jb := &jobs[k]
+		regret[k] = math.Inf(1)
+		if cs := mm.choices(&st.Jobs[jb.i], jb.opts[jb.at].p); len(cs) > 1 {
+			regret[k] = cs[0].Goodput() / cs[1].Goodput()
+		}
+	}
 	slices.SortStableFunc(moving, func(a, b int) int {
 		if c := cmp.Compare(jobs[b].opts[jobs[b].at].gpus, jobs[a].opts[jobs[a].at].gpus); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(regret[b], regret[a]); c != 0 {
 			return c
 		}
 		return cmp.Compare(jobs[a].rank, jobs[b].rank)
@@ -352,12 +390,15 @@ func placePollux(pl *planner, jobs []pollJob) {
 		j := &st.Jobs[jb.i]
 		placed := false
 		for o := jb.at; o > 0 && !placed; o-- {
-			p := jb.opts[o].p
-			if gs := placeWhole(v, p, j.Spread, dist); gs != nil {
-				pl.assign(jb.i, p, gs)
-				markDist(gs)
-				placed = true
-			} else if o == jb.at && old[jb.i] != nil {
+			for _, p := range mm.choices(j, jb.opts[o].p) {
+				if gs := placeWhole(v, p, j.Spread, dist); gs != nil {
+					pl.assign(jb.i, p, gs)
+					markDist(gs)
+					placed = true
+					break
+				}
+			}
+			if !placed && o == jb.at && old[jb.i] != nil {
 				// Rather than shrink, stay where it is if it still can.
 				cur, _ := j.Profile(j.Running.ConfigID)
 				if fitsOn(v, cur, old[jb.i]) {
@@ -379,6 +420,54 @@ func placePollux(pl *planner, jobs []pollJob) {
 			pl.wait(jb.i, elastico.Unaffordable, "the power mean of the jobs' speedups is higher with the GPUs elsewhere")
 		}
 	}
+}
+
+// modelMem is the cluster's GPU models, in the order they first appear,
+// with the most memory a GPU of each has.
+type modelMem struct {
+	models []string
+	mem    []float64
+}
+
+func newModelMem(v *view) modelMem {
+	var mm modelMem
+	for _, g := range v.gpus {
+		k := slices.Index(mm.models, g.model)
+		if k < 0 {
+			k = len(mm.models)
+			mm.models, mm.mem = append(mm.models, g.model), append(mm.mem, 0)
+		}
+		mm.mem[k] = max(mm.mem[k], g.mem)
+	}
+	return mm
+}
+
+// choices returns the profiles to place p's GPU count with: p, then the
+// count's highest-goodput configuration on each other model of the
+// cluster that p does not run on (within its GPUs' memory and above the
+// job's floor), best goodput first. On one model it is p alone.
+func (mm modelMem) choices(j *elastico.Job, p *elastico.Profile) []*elastico.Profile {
+	out := []*elastico.Profile{p}
+	for k, m := range mm.models {
+		if p.RunsOn(m) {
+			continue
+		}
+		var best *elastico.Profile
+		for f := range j.Family {
+			q := &j.Family[f]
+			if q.Demand.GPUs != p.Demand.GPUs || !q.RunsOn(m) || q.Demand.GPUMemory > mm.mem[k] || (j.Floor > 0 && q.Throughput < j.Floor) {
+				continue
+			}
+			if best == nil || q.Goodput() > best.Goodput() {
+				best = q
+			}
+		}
+		if best != nil && !slices.Contains(out, best) {
+			out = append(out, best)
+		}
+	}
+	slices.SortStableFunc(out[1:], func(a, b *elastico.Profile) int { return cmp.Compare(b.Goodput(), a.Goodput()) })
+	return out
 }
 
 // placeWhole picks free GPUs for p's gang: on one node if one can hold it,

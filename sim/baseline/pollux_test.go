@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/rst"
 	"github.com/elastico/elastico/sim"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -324,6 +325,43 @@ func TestPolluxSpreadJobsShareNoNode(t *testing.T) {
 	}
 	if b := p.Decisions[1].Assignment; b == nil || b.GPUs[0] != "gpu0016" {
 		t.Errorf("b runs on %v, want node 2's GPUs", b)
+	}
+}
+
+func TestPolluxPlacesOnEveryModel(t *testing.T) {
+	// Two V100s and two K80s, four one-GPU jobs whose best configuration
+	// is on a V100: all four run, and the V100s go to the two it speeds up
+	// most (CycleGAN 8.8×, ResNet-50 7.2× over a K80; A3C 2.1×,
+	// Recommendation 1.05×), though the others come first in Pollux's order.
+	want := map[string]string{"A3C": "K80", "Recommendation": "K80", "ResNet-50": "V100", "CycleGAN": "V100"}
+	st := &elastico.State{Now: t0.Add(time.Hour), Cluster: mixCluster(2, 2)}
+	for k, m := range []string{"A3C", "Recommendation", "ResNet-50", "CycleGAN"} {
+		fam, err := rst.GavelFamilyOn(m, "v100", "k80")
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Jobs = append(st.Jobs, job(m, k, 0, nil, fam...))
+	}
+	p, err := Pollux{}.Epoch(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkPlan(st, p); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for i, d := range p.Decisions {
+		got[d.JobID] = ""
+		if a := d.Assignment; a != nil {
+			prof, _ := st.Jobs[i].Profile(a.ConfigID)
+			got[d.JobID] = prof.Hardware.GPUModel
+			if len(a.GPUs) != 1 || a.GPUs[0][:1] != strings.ToLower(prof.Hardware.GPUModel[:1]) {
+				t.Errorf("%s: %s on %v", d.JobID, a.ConfigID, a.GPUs)
+			}
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("GPU models (-want +got):\n%s", diff)
 	}
 }
 
