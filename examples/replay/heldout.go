@@ -54,11 +54,18 @@ func predictorFor(truth *sim.Truth, mix sim.Mix) (replayPredictor, error) {
 		models = append(models, p.Truth.GPU.Model)
 	}
 	per := map[string]elastico.Predictor{}
-	var labels []string
+	var labels []string              // in first appearance
+	byLabel := map[string][]string{} // the models each answers for
+	answer := func(m, label string) {
+		if byLabel[label] == nil {
+			labels = append(labels, label)
+		}
+		byLabel[label] = append(byLabel[label], m)
+	}
 	for _, m := range models {
 		lower := strings.ToLower(m)
 		if !slices.Contains(iac.DefaultGPUs, lower) {
-			labels = append(labels, m+": "+def.Info().Label)
+			answer(m, def.Info().Label)
 			continue
 		}
 		b, err := heldOut.ReadFile("heldout/" + lower + ".json")
@@ -70,7 +77,7 @@ func predictorFor(truth *sim.Truth, mix sim.Mix) (replayPredictor, error) {
 			return replayPredictor{}, err
 		}
 		per[m] = mlp
-		labels = append(labels, m+": "+mlp.Info().Label)
+		answer(m, mlp.Info().Label)
 	}
 	if len(per) == 0 {
 		return replayPredictor{Predictor: def, Label: def.Info().Label}, nil
@@ -79,5 +86,9 @@ func predictorFor(truth *sim.Truth, mix sim.Mix) (replayPredictor, error) {
 	if err != nil {
 		return replayPredictor{}, err
 	}
-	return replayPredictor{Predictor: p, Label: "per GPU model, each trained without its pairs: " + strings.Join(labels, "; ")}, nil
+	var parts []string
+	for _, l := range labels {
+		parts = append(parts, strings.Join(byLabel[l], ", ")+": "+l)
+	}
+	return replayPredictor{Predictor: p, Label: "per GPU model, each trained without its pairs: " + strings.Join(parts, "; ")}, nil
 }
