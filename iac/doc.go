@@ -163,6 +163,13 @@
 // only pairs the paper calls safe share), β = 1, βmax = 0.45 (τ stays below
 // 1/0.6, where the paper calls a pair harmful, however long the queue).
 //
+// # Several GPU models
+//
+// [NewByModel] answers each pair with the predictor of the GPU model the
+// two share (the victim profile's Hardware.GPUModel), or a fallback: a
+// predictor trained per model, or, as the replay does on a mixed cluster,
+// each model's pairs by a model trained without them.
+//
 // # Model file
 //
 // One JSON object {"format":"elastico-iac-mlp","version":1,"sha256":…,
