@@ -292,16 +292,23 @@ func (e *epoch) carry() elastico.Carry {
 	c.Penalties = make(map[string]map[string]float64, njobs)
 	for j := range e.jobs {
 		js := &e.jobs[j]
-		var m map[string]float64
+		n := 0
 		for o := js.first; o < js.first+js.n; o++ {
-			if !keeps(o) {
-				continue
+			if keeps(o) {
+				n++
 			}
-			if m == nil {
-				m = make(map[string]float64, js.first+js.n-o)
-				c.Penalties[js.job.ID] = m
+		}
+		if n == 0 {
+			continue
+		}
+		// Made at its size: a job of many configurations (one per GPU
+		// model each) carries a penalty on a few.
+		m := make(map[string]float64, n)
+		c.Penalties[js.job.ID] = m
+		for o := js.first; o < js.first+js.n; o++ {
+			if keeps(o) {
+				m[js.job.Family[e.optFam[o]].Config.ID] = e.learned[o] * e.cfg.PenaltyDecay
 			}
-			m[js.job.Family[e.optFam[o]].Config.ID] = e.learned[o] * e.cfg.PenaltyDecay
 		}
 	}
 	return c
