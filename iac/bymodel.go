@@ -8,37 +8,34 @@ import (
 	"github.com/elastico/elastico"
 )
 
-// ByModel answers each pair with the predictor of the GPU model the two
-// share: the victim profile's Hardware.GPUModel (a pair shares one GPU, so
-// both profiles name the same model), or Fallback for a model it has no
-// predictor for and for profiles that name none. A cluster of several GPU
-// models may want one per model: a pair that fights over a K80's memory
-// bandwidth may sit quietly on a V100. Evaluations use it to keep every
-// model's answers unseen: the predictor of model m trained only on the
-// other models' pairs.
-//
-// Make one with NewByModel. It is safe for concurrent use, as its
+// byModel is NewByModel's predictor; safe for concurrent use, as its
 // predictors must be.
-type ByModel struct {
+type byModel struct {
 	models   []string // sorted
 	preds    []elastico.Predictor
 	fallback elastico.Predictor
 }
 
-// stableByModel is a ByModel whose predictors are all stable.
-type stableByModel struct{ ByModel }
+// stableByModel is a byModel whose predictors are all stable.
+type stableByModel struct{ byModel }
 
 func (stableByModel) StableAnswers() {}
 
 // NewByModel returns a predictor that asks preds[m] for the pairs on GPU
-// model m and fallback for the others. It is an elastico.StablePredictor
+// model m (the victim profile's Hardware.GPUModel: a pair shares one GPU,
+// so both name the same model) and fallback for the others, including
+// profiles that name none. A cluster of several GPU models may want one
+// per model: a pair that fights over a K80's memory bandwidth may sit
+// quietly on a V100. Evaluations use it to keep every model's answers
+// unseen: model m's pairs answered by a predictor trained on the other
+// models' pairs. It is an elastico.StablePredictor
 // (its answers may be kept between epochs) when fallback and every one of
 // preds is.
 func NewByModel(fallback elastico.Predictor, preds map[string]elastico.Predictor) (elastico.Predictor, error) {
 	if fallback == nil {
 		return nil, fmt.Errorf("iac: NewByModel: the fallback predictor is nil")
 	}
-	b := ByModel{fallback: fallback}
+	b := byModel{fallback: fallback}
 	for m := range preds {
 		b.models = append(b.models, m)
 	}
@@ -64,12 +61,12 @@ func isStable(p elastico.Predictor) bool {
 }
 
 // Slowdown implements elastico.Predictor.
-func (b *ByModel) Slowdown(victim, aggressor *elastico.Profile) float64 {
+func (b *byModel) Slowdown(victim, aggressor *elastico.Profile) float64 {
 	return b.For(victim.Hardware.GPUModel).Slowdown(victim, aggressor)
 }
 
 // For returns the predictor that answers for GPU model m.
-func (b *ByModel) For(m string) elastico.Predictor {
+func (b *byModel) For(m string) elastico.Predictor {
 	if m != "" {
 		// A handful of models: a linear scan beats a map's hash.
 		for i, x := range b.models {
@@ -82,6 +79,6 @@ func (b *ByModel) For(m string) elastico.Predictor {
 }
 
 // String names the models it has a predictor for.
-func (b *ByModel) String() string {
+func (b *byModel) String() string {
 	return fmt.Sprintf("a predictor per GPU model (%s; any other: the fallback)", strings.Join(b.models, ", "))
 }
