@@ -452,18 +452,10 @@ func (mm modelMem) choices(j *elastico.Job, p *elastico.Profile) []*elastico.Pro
 		if p.RunsOn(m) {
 			continue
 		}
-		var best *elastico.Profile
-		for f := range j.Family {
-			q := &j.Family[f]
-			if q.Demand.GPUs != p.Demand.GPUs || !q.RunsOn(m) || q.Demand.GPUMemory > mm.mem[k] || (j.Floor > 0 && q.Throughput < j.Floor) {
-				continue
+		for _, best := range bestPerCount(j, p.Demand.GPUs, mm.mem[k], m, nil) {
+			if best.Demand.GPUs == p.Demand.GPUs && !slices.Contains(out, best) {
+				out = append(out, best)
 			}
-			if best == nil || q.Goodput() > best.Goodput() {
-				best = q
-			}
-		}
-		if best != nil && !slices.Contains(out, best) {
-			out = append(out, best)
 		}
 	}
 	slices.SortStableFunc(out[1:], func(a, b *elastico.Profile) int { return cmp.Compare(b.Goodput(), a.Goodput()) })
