@@ -55,6 +55,22 @@ type Carry struct {
 	// discounts a reallocation by the time a job has already lost to
 	// restarts reads it (the simulator's Pollux baseline); pds does not.
 	Restarts map[string]int
+	// Calm is since when the State's jobs have been the same ones, as the
+	// Plans saw them: no job arrived and none left. pds holds still while
+	// nothing changes (a job it started, moved or reshaped since then
+	// stays as it is until a job arrives or leaves). The zero Calm matches
+	// no State: the next epoch starts a calm.
+	Calm Calm
+}
+
+// Calm names a set of jobs and the first epoch that saw it. Jobs and
+// Digest identify the set (its size and a sum of a 64-bit hash of each
+// job's ID, so that the jobs' order does not matter); a scheduler compares
+// them with the State's to tell whether a job arrived or left.
+type Calm struct {
+	Since  time.Time
+	Jobs   int
+	Digest uint64
 }
 
 // CoRun is one learned correction: jobs of model family Victim (a

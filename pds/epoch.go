@@ -36,7 +36,9 @@ type epoch struct {
 	ckKey, ckPrev []float64
 	ckModels      []string // every GPU's model when ck was built
 
-	jobs []jobState
+	jobs    []jobState
+	calmNow elastico.Calm // the jobs as this epoch sees them, and since when (see calm)
+	calmOn  bool          // the last epoch saw the same jobs
 	// Current residents of each GPU (jobs, from the State's assignments),
 	// as a CSR over global GPU numbers.
 	curOff, curRes []int32
@@ -91,7 +93,7 @@ type epoch struct {
 	repackBuf                   []repackFill
 	uf                          []int32 // revertGroups' union-find over GPUs
 	gain                        []float64
-	blocked                     []bool
+	blocked, calmed, held       []bool
 	effCap                      elastico.Vector
 
 	items   []elastico.PlacementItem
@@ -223,6 +225,7 @@ func (e *epoch) init(s *Scheduler, st *elastico.State) {
 	e.apartLast = slab.Zeroed(e.apartLast, len(st.Jobs))
 	e.viol = e.viol[:0]
 	e.memo.reset(s.pred, e)
+	e.calm()
 }
 
 // index makes gpuRef the cluster's, reusing the last one when its GPUs

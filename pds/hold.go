@@ -301,6 +301,8 @@ func (e *epoch) revertGroups() {
 	}
 	e.gain = slab.Zeroed(e.gain, e.ngpu)
 	e.blocked = slab.Zeroed(e.blocked, e.ngpu)
+	e.calmed = slab.Zeroed(e.calmed, e.ngpu)
+	e.held = slab.Zeroed(e.held, e.ngpu)
 	for _, j := range e.displaced {
 		js := &e.jobs[j]
 		root := e.find(e.anyGPU(b, j))
@@ -312,16 +314,24 @@ func (e *epoch) revertGroups() {
 			e.blocked[root] = true // it cannot go back
 		case js.running:
 			e.gain[root] += e.valueOf(j, js.cur) + js.scale*js.keep
+			e.calmed[root] = e.calmed[root] || e.calmSettled(j)
 		case e.heldFor(int(j)) != nil:
-			e.blocked[root] = true // a job waits for these GPUs
+			e.held[root] = true // a job waits for these GPUs
 		}
 	}
-	// Undo the groups that gain, if their jobs as before are not loud and
-	// fit (a group shares its nodes' CPU and RAM with the others).
+	// A group that displaces a settled job is undone even where it starts a
+	// job on GPUs held for it: a reservation waits for the jobs on its GPUs
+	// to leave, it does not displace them (see reserve).
+	undo := func(root int32) bool {
+		return !e.blocked[root] && (e.gain[root] > 0 && !e.held[root] || e.calmed[root])
+	}
+	// Undo the groups that gain or move a settled job, if their jobs as
+	// before are not loud and fit (a group shares its nodes' CPU and RAM
+	// with the others).
 	if e.memo.on() && len(e.sqOff) > 0 {
 		for g := range int32(e.ngpu) {
 			root := e.find(g)
-			if e.blocked[root] || e.gain[root] <= 0 {
+			if !undo(root) {
 				continue
 			}
 			e.curPairs(g, func(a, b int32, sa, sb float64) {
@@ -343,8 +353,12 @@ func (e *epoch) revertGroups() {
 		}
 		group := e.displaced[lo:hi]
 		lo = hi
-		if e.blocked[r] || e.gain[r] <= 0 {
+		if !undo(r) {
 			continue
+		}
+		why := restoreReason
+		if e.gain[r] <= 0 {
+			why = calmReason
 		}
 		for _, j := range group {
 			if b.gpus[j] != nil {
@@ -377,7 +391,7 @@ func (e *epoch) revertGroups() {
 			if js.running {
 				b.choice[j], b.gpus[j], b.code[j], b.reason[j] = js.cur, js.curGPUs, elastico.Scheduled, ""
 			} else {
-				b.choice[j], b.gpus[j], b.code[j], b.reason[j] = -1, nil, elastico.Unplaceable, restoreReason
+				b.choice[j], b.gpus[j], b.code[j], b.reason[j] = -1, nil, elastico.Unplaceable, why
 			}
 		}
 		reverted = true

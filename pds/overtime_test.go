@@ -17,7 +17,8 @@ import (
 // checks, every run:
 //   - no flap: no job is displaced (preempted, moved or reshaped) twice,
 //     unless, with weights set, it is preempted for a heavier job that
-//     starts on its GPUs; and none returns to an assignment it left;
+//     starts on its GPUs; none returns to an assignment it left; and no
+//     job takes back GPUs from the job that took them from it;
 //   - with weights set, a job preempted in the first epoch gave way to one
 //     of at least its weight (started or changed, or running on a GPU it
 //     held).
@@ -63,12 +64,41 @@ func overTime(t *testing.T, cfg Config, st *elastico.State, epochs int, weights 
 	}
 	left := map[string][]string{} // per job, the assignments it left
 	moved := map[string]int{}
+	swaps := map[[2]string]bool{} // giver, taker: GPUs one gave up and the other took
+	swapped := func(e int, p *elastico.Plan) {
+		now := map[[2]string]bool{}
+		for _, t := range p.Actions {
+			if t.To == nil {
+				continue
+			}
+			for _, g := range t.To.GPUs {
+				if t.From != nil && slices.Contains(t.From.GPUs, g) {
+					continue
+				}
+				for _, v := range p.Actions {
+					if v.JobID != t.JobID && v.From != nil && slices.Contains(v.From.GPUs, g) && (v.To == nil || !slices.Contains(v.To.GPUs, g)) {
+						now[[2]string{v.JobID, t.JobID}] = true
+					}
+				}
+			}
+		}
+		for k := range now {
+			if swaps[[2]string{k[1], k[0]}] {
+				t.Errorf("epoch %d: job %s takes back GPUs job %s took from it:%s", e, k[1], k[0], h.history())
+			}
+		}
+		for k := range now {
+			swaps[k] = true
+		}
+	}
+	swapped(0, p)
 	for e := 1; e < epochs; e++ {
 		if e%2 == 0 {
 			h.st.Now = h.st.Now.Add(-h.dt)
 		}
 		before := h.st
 		p := h.step()
+		swapped(e, p)
 		for _, a := range p.Actions {
 			if a.From != nil {
 				left[a.JobID] = append(left[a.JobID], fmt.Sprint(*a.From))

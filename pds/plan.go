@@ -268,7 +268,7 @@ type unaffordable struct {
 // jobs' present states began (see sinceMap), and the learned penalties
 // decayed.
 func (e *epoch) carry() elastico.Carry {
-	c := elastico.Carry{Prices: e.best.prices, Since: e.sinceMap()}
+	c := elastico.Carry{Prices: e.best.prices, Since: e.sinceMap(), Calm: e.calmNow}
 	if e.corr != nil {
 		c.CoRuns = e.corr.Table()
 	}
@@ -336,7 +336,7 @@ func (e *epoch) sinceMap() map[string]time.Time {
 			put(js.job.ID, now)
 		default:
 			t, ok := e.st.Carry.Since[js.job.ID]
-			if ok && (!runs || now.Sub(t) < e.cfg.MinRunTime) {
+			if ok && (!runs || e.keepSince(t)) {
 				put(js.job.ID, t)
 			}
 		}

@@ -1,0 +1,56 @@
+package pds
+
+import (
+	"time"
+
+	"github.com/elastico/elastico"
+)
+
+// calmReason is the status of a waiting job the best plan would have
+// started on GPUs of a job that has settled (see calmSettled).
+const calmReason = "its GPUs stay with a job that started or moved since the last job arrived or left: nothing has changed since"
+
+// calm finds since when the State's jobs have been the same ones
+// (Carry.Calm): since the Carry's calm if the State has its jobs, since
+// Now otherwise.
+func (e *epoch) calm() {
+	jobs := e.st.Jobs
+	var d uint64
+	for i := range jobs {
+		d += idHash(jobs[i].ID)
+	}
+	prev := e.st.Carry.Calm
+	e.calmNow = elastico.Calm{Since: e.st.Now, Jobs: len(jobs), Digest: d}
+	e.calmOn = prev.Jobs == len(jobs) && prev.Digest == d && !prev.Since.IsZero() && !prev.Since.After(e.st.Now)
+	if e.calmOn {
+		e.calmNow.Since = prev.Since
+	}
+}
+
+// idHash is FNV-1a, 64 bits.
+func idHash(id string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(id); i++ {
+		h ^= uint64(id[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// calmSettled reports whether running job j was started, moved or reshaped
+// since the jobs last changed, at an epoch that sees the same jobs as the
+// last (not the first epoch after a change, whatever its Now): a plan made while nothing changed leaves it
+// as it runs (revertGroups), so that a calm cluster reaches a fixed point
+// after its first epoch. A plan's displacements are the market's best
+// guess at one moment; once nothing changes, a second guess that moves
+// the same jobs again is as likely to undo the first as to improve on it.
+func (e *epoch) calmSettled(j int32) bool {
+	t, ok := e.st.Carry.Since[e.jobs[j].job.ID]
+	return e.calmOn && ok && e.jobs[j].running && !t.Before(e.calmNow.Since)
+}
+
+// keepSince reports whether Carry.Since must keep a running job's entry
+// t: while it is held for MinRunTime, and while it has settled.
+func (e *epoch) keepSince(t time.Time) bool {
+	return e.st.Now.Sub(t) < e.cfg.MinRunTime || !t.Before(e.calmNow.Since)
+}

@@ -1,0 +1,83 @@
+package pds
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/elastico/elastico"
+)
+
+// TestCalmFollowsTheJobs: Carry.Calm keeps the Now of the first epoch that
+// saw the State's jobs while they stay the same ones, in any order, and
+// starts again when a job arrives or leaves.
+func TestCalmFollowsTheJobs(t *testing.T) {
+	st := &elastico.State{Now: day0.Add(time.Minute), Cluster: cluster(node("n0", 4, 16)), Jobs: identical(3, 1, 1, 10, 100)}
+	h := newHost(t, Config{}, st)
+	h.step()
+	since := h.st.Carry.Calm.Since
+	if !since.Equal(day0.Add(time.Minute)) {
+		t.Fatalf("Calm.Since = %v after the first epoch, want its Now %v", since, day0.Add(time.Minute))
+	}
+	h.st.Jobs[0], h.st.Jobs[2] = h.st.Jobs[2], h.st.Jobs[0]
+	h.run(3, nil)
+	if got := h.st.Carry.Calm.Since; !got.Equal(since) {
+		t.Errorf("Calm.Since = %v with the same jobs reordered, want %v", got, since)
+	}
+	arrival := h.st.Now
+	h.st.Jobs = append(h.st.Jobs, plainJob("late", 1, 1, 10, 100, arrival))
+	h.step()
+	if got := h.st.Carry.Calm.Since; !got.Equal(arrival) {
+		t.Errorf("Calm.Since = %v after an arrival at %v", got, arrival)
+	}
+	left := h.st.Now
+	h.remove("late")
+	h.step()
+	if got := h.st.Carry.Calm.Since; !got.Equal(left) {
+		t.Errorf("Calm.Since = %v after a departure at %v", got, left)
+	}
+}
+
+// TestCalmHoldsSettledJobs: a job started since the jobs last changed
+// stays while nothing changes, even where the market would now give its
+// GPU to a heavier job that waits; once a job arrives, the heavier one
+// takes it.
+func TestCalmHoldsSettledJobs(t *testing.T) {
+	light := plainJob("light", 1, 1, 10, 100, day0)
+	heavy := plainJob("heavy", 1, 1, 10, 100, day0)
+	heavy.Weight = 5
+	start := day0.Add(time.Hour)
+	light.Running = &elastico.Assignment{ConfigID: light.Family[0].Config.ID, GPUs: []string{"n0-g0"}}
+	jobs := []elastico.Job{light, heavy}
+	calm := elastico.Calm{Since: start, Jobs: len(jobs)}
+	for i := range jobs {
+		calm.Digest += idHash(jobs[i].ID)
+	}
+	s, err := New(Config{Clock: fixedClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	epoch := func(c elastico.Calm) *elastico.Plan {
+		t.Helper()
+		st := &elastico.State{Now: start.Add(10 * time.Minute), Cluster: cluster(node("n0", 1, 16)), Jobs: jobs,
+			Carry: elastico.Carry{Since: map[string]time.Time{"light": start}, Calm: c}}
+		p, err := s.Epoch(context.Background(), st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := epoch(calm)
+	if len(p.Actions) > 0 {
+		t.Errorf("settled job displaced with nothing changed: %v", p.Actions)
+	}
+	if why := p.Decisions[1].Status.String(); !strings.Contains(why, "nothing has changed") {
+		t.Errorf("heavy's status %q does not say why it waits", why)
+	}
+	// The same State, seen as the first epoch after a change.
+	p = epoch(elastico.Calm{})
+	if len(p.Actions) != 2 || p.Decisions[1].Assignment == nil {
+		t.Errorf("after a change, heavy does not take light's GPU: %v", p.Actions)
+	}
+}
