@@ -32,7 +32,7 @@
 //	gpu := func(id string) elastico.GPU { return elastico.GPU{ID: id, Memory: 80, Shared: true} }
 //	node := elastico.Node{ID: "n0", CPU: 64, RAM: 512, GPUs: []elastico.GPU{gpu("g0"), gpu("g1")}}
 //	job := func(id string) elastico.Job {
-//		return elastico.Job{ID: id, Optimizer: elastico.AdaScale, Family: []elastico.Profile{{
+//		return elastico.Job{ID: id, Optimizer: elastico.AdaScale, Profiles: []elastico.Profile{{
 //			Family: id, Config: elastico.Configuration{ID: "x1", BatchSize: 64, GPUs: 1},
 //			Demand: elastico.Demand{GPUs: 1, SM: 0.5, GPUMemory: 20, CPU: 4, RAM: 16},
 //			Throughput: 100, // samples/s, measured (package profiler) or from rst

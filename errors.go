@@ -16,7 +16,7 @@ var ErrInvalid = errors.New("invalid input")
 type ValidationError struct {
 	Kind   string // "job", "node", "gpu", "state", "market", ...
 	ID     string // the job's, node's or GPU's ID; empty for a state-wide error
-	Field  string // e.g. "Family[2].Demand.SM"
+	Field  string // e.g. "Profiles[2].Demand.SM"
 	Reason string // e.g. "is NaN"
 }
 

@@ -25,7 +25,7 @@ func Example() {
 				Demand: elastico.Demand{GPUs: n, SM: 1, GPUMemory: 30, CPU: 8, RAM: 32}, Throughput: tput}
 		}
 		// The learning rate was tuned for the batch of 256.
-		return elastico.Job{ID: id, ReferenceBatch: 256, Family: []elastico.Profile{p("x2", 2, 256, 180), p("x1", 1, 128, 110)},
+		return elastico.Job{ID: id, ReferenceBatch: 256, Profiles: []elastico.Profile{p("x2", 2, 256, 180), p("x1", 1, 128, 110)},
 			Running: &elastico.Assignment{ConfigID: "x2", GPUs: gpus}}
 	}
 	state := elastico.State{
@@ -34,7 +34,7 @@ func Example() {
 		Jobs: []elastico.Job{
 			trainer("resnet", "gpu0", "gpu1"),
 			trainer("bert", "gpu2", "gpu3"),
-			{ID: "chat", Class: elastico.Inference, Weight: 2, Family: []elastico.Profile{{
+			{ID: "chat", Class: elastico.Inference, Weight: 2, Profiles: []elastico.Profile{{
 				Family: "llama", Class: elastico.Inference, Config: elastico.Configuration{ID: "kv60", KVCacheFrac: 0.6, MaxSeqs: 128},
 				Demand: elastico.Demand{GPUs: 1, SM: 1, GPUMemory: 60, CPU: 4, RAM: 32}, Throughput: 2000}}},
 		},

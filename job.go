@@ -38,9 +38,10 @@ type Assignment struct {
 type Job struct {
 	ID    string
 	Class Class
-	// Family is every configuration the job may run under, one profile each
-	// (rst builds it). It must not be empty.
-	Family []Profile
+	// Profiles is the job's family: a profile for every configuration it
+	// may run under (on every GPU model it may run on), each naming the
+	// family in Profile.Family; rst builds them. It must not be empty.
+	Profiles []Profile
 	// Floor is L_j, the lowest throughput (in the profiles' unit) the job
 	// accepts; configurations below it are never chosen. Zero: no floor.
 	Floor float64
@@ -107,9 +108,9 @@ func (j *Job) EffectiveWeight() float64 {
 
 // Profile returns the family's profile with the given configuration ID.
 func (j *Job) Profile(configID string) (*Profile, bool) {
-	for i := range j.Family {
-		if j.Family[i].Config.ID == configID {
-			return &j.Family[i], true
+	for i := range j.Profiles {
+		if j.Profiles[i].Config.ID == configID {
+			return &j.Profiles[i], true
 		}
 	}
 	return nil, false

@@ -188,7 +188,7 @@ func (m *gpuModels) noModel(family []Profile) string {
 			have = append(have, g)
 		}
 	}
-	return fmt.Sprintf("has profiles for GPU models %s only, and the cluster's GPUs are %s: a profile runs only on GPUs of its Hardware.GPUModel (an empty GPUModel, on a profile or a GPU, runs on any)",
+	return fmt.Sprintf("are for GPU models %s only, and the cluster's GPUs are %s: a profile runs only on GPUs of its Hardware.GPUModel (an empty GPUModel, on a profile or a GPU, runs on any)",
 		strings.Join(have, ", "), strings.Join(m.names, ", "))
 }
 
@@ -245,8 +245,8 @@ func (j *Job) validate(gpus map[string]*GPU, models *gpuModels, pen map[string]f
 	if j.Class != Training && j.Class != Inference {
 		return invalid("job", j.ID, "Class", fmt.Sprintf("is %d, want Training or Inference", int(j.Class)))
 	}
-	if len(j.Family) == 0 {
-		return invalid("job", j.ID, "Family", "is empty: a job needs at least one configuration")
+	if len(j.Profiles) == 0 {
+		return invalid("job", j.ID, "Profiles", "is empty: a job needs at least one configuration")
 	}
 	for _, f := range []struct {
 		name string
@@ -279,9 +279,9 @@ func (j *Job) validate(gpus map[string]*GPU, models *gpuModels, pen map[string]f
 		return invalid("job", j.ID, "RestartTime", fmt.Sprintf("is negative (%v)", j.RestartTime))
 	}
 	best := 0.0
-	for k := range j.Family {
-		p := &j.Family[k]
-		path := func() string { return "Family[" + strconv.Itoa(k) + "]" }
+	for k := range j.Profiles {
+		p := &j.Profiles[k]
+		path := func() string { return "Profiles[" + strconv.Itoa(k) + "]" }
 		if err := p.validate("job", j.ID, path); err != nil {
 			return err
 		}
@@ -291,17 +291,17 @@ func (j *Job) validate(gpus map[string]*GPU, models *gpuModels, pen map[string]f
 		best = max(best, p.Throughput)
 	}
 	if j.ReferenceBatch == 0 && j.Class == Training && (j.Optimizer == SGD || j.Optimizer == Adam) {
-		if a, b, ok := twoBatches(j.Family); ok {
+		if a, b, ok := twoBatches(j.Profiles); ok {
 			return invalid("job", j.ID, "ReferenceBatch", fmt.Sprintf(
 				"is unset, but Optimizer %v scales the learning rate from it and the family has batch sizes %d and %d: set the batch the learning rate was tuned for", j.Optimizer, a, b))
 		}
 	}
-	if k, dup := duplicateConfig(j.Family); dup {
-		return invalid("job", j.ID, "Family["+strconv.Itoa(k)+"].Config.ID", fmt.Sprintf("%q is a duplicate", j.Family[k].Config.ID))
+	if k, dup := duplicateConfig(j.Profiles); dup {
+		return invalid("job", j.ID, "Profiles["+strconv.Itoa(k)+"].Config.ID", fmt.Sprintf("%q is a duplicate", j.Profiles[k].Config.ID))
 	}
 	if len(pen) > 0 {
-		for k := range j.Family {
-			id := j.Family[k].Config.ID
+		for k := range j.Profiles {
+			id := j.Profiles[k].Config.ID
 			if v, ok := pen[id]; ok {
 				if r := checkNumber(v); r != "" {
 					return invalid("job", j.ID, "Carry.Penalties["+id+"]", r)
@@ -312,8 +312,8 @@ func (j *Job) validate(gpus map[string]*GPU, models *gpuModels, pen map[string]f
 	if j.Floor > best {
 		return invalid("job", j.ID, "Floor", fmt.Sprintf("is %g, above every configuration's throughput (best %g)", j.Floor, best))
 	}
-	if !models.runsAnywhere(j.Family) {
-		return invalid("job", j.ID, "Family", models.noModel(j.Family))
+	if !models.runsAnywhere(j.Profiles) {
+		return invalid("job", j.ID, "Profiles", models.noModel(j.Profiles))
 	}
 	if a := j.Running; a != nil {
 		p, ok := j.Profile(a.ConfigID)

@@ -21,7 +21,7 @@ func benchState(n, g int) *State {
 	for i := range n {
 		j := Job{ID: fmt.Sprintf("job-%d", i), Floor: 1, ReferenceBatch: 16}
 		for k := range 8 {
-			j.Family = append(j.Family, Profile{
+			j.Profiles = append(j.Profiles, Profile{
 				Family:     "resnet50",
 				Config:     Configuration{ID: fmt.Sprintf("b%d", 16<<k), BatchSize: 16 << k, GPUs: 1},
 				Demand:     Demand{GPUs: 1, SM: 0.1 + 0.1*float64(k), GPUMemory: float64(4 + k), CPU: 4, RAM: 16},

@@ -22,15 +22,15 @@ func validState() State {
 			Class:          Training,
 			Floor:          10,
 			ReferenceBatch: 32,
-			Family: []Profile{
+			Profiles: []Profile{
 				{Config: Configuration{ID: "b32", BatchSize: 32, GPUs: 1}, Demand: Demand{GPUs: 1, SM: 0.5, GPUMemory: 6, CPU: 4, RAM: 16}, Throughput: 100, Efficiency: 1},
 				{Config: Configuration{ID: "b64x2", BatchSize: 64, GPUs: 2}, Demand: Demand{GPUs: 2, SM: 0.7, GPUMemory: 9, CPU: 4, RAM: 16}, Throughput: 180, Efficiency: 0.95},
 			},
 			Running: &Assignment{ConfigID: "b32", GPUs: []string{"g1"}},
 		}, {
-			ID:     "serve",
-			Class:  Inference,
-			Family: []Profile{{Class: Inference, Config: Configuration{ID: "kv40", KVCacheFrac: 0.4, MaxSeqs: 64}, Demand: Demand{GPUs: 1, SM: 0.3, GPUMemory: 8, CPU: 2, RAM: 8}, Throughput: 900}},
+			ID:       "serve",
+			Class:    Inference,
+			Profiles: []Profile{{Class: Inference, Config: Configuration{ID: "kv40", KVCacheFrac: 0.4, MaxSeqs: 64}, Demand: Demand{GPUs: 1, SM: 0.3, GPUMemory: 8, CPU: 2, RAM: 8}, Throughput: 900}},
 		}},
 	}
 }
@@ -46,16 +46,16 @@ func TestValidate(t *testing.T) {
 		wantID    string
 		wantField string
 	}{
-		{"NaN SM demand", func(s *State) { s.Jobs[0].Family[1].Demand.SM = math.NaN() }, "job", "train", "Family[1].Demand.SM"},
-		{"infinite memory demand", func(s *State) { s.Jobs[1].Family[0].Demand.GPUMemory = math.Inf(1) }, "job", "serve", "Family[0].Demand.GPUMemory"},
-		{"negative CPU demand", func(s *State) { s.Jobs[0].Family[0].Demand.CPU = -1 }, "job", "train", "Family[0].Demand.CPU"},
-		{"NaN throughput", func(s *State) { s.Jobs[1].Family[0].Throughput = math.NaN() }, "job", "serve", "Family[0].Throughput"},
-		{"negative throughput", func(s *State) { s.Jobs[0].Family[1].Throughput = -5 }, "job", "train", "Family[1].Throughput"},
-		{"infinite throughput", func(s *State) { s.Jobs[0].Family[1].Throughput = math.Inf(1) }, "job", "train", "Family[1].Throughput"},
-		{"SM share above one GPU", func(s *State) { s.Jobs[0].Family[0].Demand.SM = 1.5 }, "job", "train", "Family[0].Demand.SM"},
-		{"zero GPUs", func(s *State) { s.Jobs[0].Family[0].Demand.GPUs = 0 }, "job", "train", "Family[0].Demand.GPUs"},
-		{"efficiency above one", func(s *State) { s.Jobs[0].Family[0].Efficiency = 1.2 }, "job", "train", "Family[0].Efficiency"},
-		{"NaN counter", func(s *State) { s.Jobs[0].Family[0].Counters.Set(DRAMActive, math.NaN()) }, "job", "train", "Family[0].Counters.dram_active"},
+		{"NaN SM demand", func(s *State) { s.Jobs[0].Profiles[1].Demand.SM = math.NaN() }, "job", "train", "Profiles[1].Demand.SM"},
+		{"infinite memory demand", func(s *State) { s.Jobs[1].Profiles[0].Demand.GPUMemory = math.Inf(1) }, "job", "serve", "Profiles[0].Demand.GPUMemory"},
+		{"negative CPU demand", func(s *State) { s.Jobs[0].Profiles[0].Demand.CPU = -1 }, "job", "train", "Profiles[0].Demand.CPU"},
+		{"NaN throughput", func(s *State) { s.Jobs[1].Profiles[0].Throughput = math.NaN() }, "job", "serve", "Profiles[0].Throughput"},
+		{"negative throughput", func(s *State) { s.Jobs[0].Profiles[1].Throughput = -5 }, "job", "train", "Profiles[1].Throughput"},
+		{"infinite throughput", func(s *State) { s.Jobs[0].Profiles[1].Throughput = math.Inf(1) }, "job", "train", "Profiles[1].Throughput"},
+		{"SM share above one GPU", func(s *State) { s.Jobs[0].Profiles[0].Demand.SM = 1.5 }, "job", "train", "Profiles[0].Demand.SM"},
+		{"zero GPUs", func(s *State) { s.Jobs[0].Profiles[0].Demand.GPUs = 0 }, "job", "train", "Profiles[0].Demand.GPUs"},
+		{"efficiency above one", func(s *State) { s.Jobs[0].Profiles[0].Efficiency = 1.2 }, "job", "train", "Profiles[0].Efficiency"},
+		{"NaN counter", func(s *State) { s.Jobs[0].Profiles[0].Counters.Set(DRAMActive, math.NaN()) }, "job", "train", "Profiles[0].Counters.dram_active"},
 		{"duplicate job ID", func(s *State) { s.Jobs[1].ID = "train" }, "job", "train", "ID"},
 		{"empty job ID", func(s *State) { s.Jobs[1].ID = "" }, "job", "", "Jobs[1].ID"},
 		{"duplicate GPU ID", func(s *State) { s.Cluster.Nodes[0].GPUs[1].ID = "g0" }, "gpu", "g0", "ID"},
@@ -64,8 +64,8 @@ func TestValidate(t *testing.T) {
 		}, "node", "n0", "Cluster.Nodes[1].ID"},
 		{"negative GPU memory", func(s *State) { s.Cluster.Nodes[0].GPUs[0].Memory = -16 }, "gpu", "g0", "Memory"},
 		{"NaN node CPU", func(s *State) { s.Cluster.Nodes[0].CPU = math.NaN() }, "node", "n0", "CPU"},
-		{"empty family", func(s *State) { s.Jobs[1].Family = nil }, "job", "serve", "Family"},
-		{"duplicate configuration", func(s *State) { s.Jobs[0].Family[1].Config.ID = "b32" }, "job", "train", "Family[1].Config.ID"},
+		{"empty family", func(s *State) { s.Jobs[1].Profiles = nil }, "job", "serve", "Profiles"},
+		{"duplicate configuration", func(s *State) { s.Jobs[0].Profiles[1].Config.ID = "b32" }, "job", "train", "Profiles[1].Config.ID"},
 		{"running on a GPU that does not exist", func(s *State) { s.Jobs[0].Running.GPUs = []string{"g7"} }, "job", "train", "Running.GPUs[0]"},
 		{"running under an unknown configuration", func(s *State) { s.Jobs[0].Running.ConfigID = "b128" }, "job", "train", "Running.ConfigID"},
 		{"running on too few GPUs", func(s *State) { s.Jobs[0].Running.ConfigID = "b64x2" }, "job", "train", "Running.GPUs"},
@@ -84,20 +84,20 @@ func TestValidate(t *testing.T) {
 			s.Carry.Restarts = map[string]int{"train": 0, "serve": -1}
 		}, "job", "serve", "Carry.Restarts"},
 		{"zero Now", func(s *State) { s.Now = time.Time{} }, "state", "", "Now"},
-		{"zero throughput", func(s *State) { s.Jobs[1].Family[0].Throughput = 0 }, "job", "serve", "Family[0].Throughput"},
+		{"zero throughput", func(s *State) { s.Jobs[1].Profiles[0].Throughput = 0 }, "job", "serve", "Profiles[0].Throughput"},
 		{"GPU memory in MiB", func(s *State) { s.Cluster.Nodes[0].GPUs[1].Memory = 40960 }, "gpu", "g1", "Memory"},
-		{"memory demand in MiB", func(s *State) { s.Jobs[0].Family[1].Demand.GPUMemory = 9216 }, "job", "train", "Family[1].Demand.GPUMemory"},
-		{"inference job with a training profile", func(s *State) { s.Jobs[1].Family[0].Class = Training }, "job", "serve", "Family[0].Class"},
-		{"training job with an inference profile", func(s *State) { s.Jobs[0].Family[1].Class = Inference }, "job", "train", "Family[1].Class"},
+		{"memory demand in MiB", func(s *State) { s.Jobs[0].Profiles[1].Demand.GPUMemory = 9216 }, "job", "train", "Profiles[1].Demand.GPUMemory"},
+		{"inference job with a training profile", func(s *State) { s.Jobs[1].Profiles[0].Class = Training }, "job", "serve", "Profiles[0].Class"},
+		{"training job with an inference profile", func(s *State) { s.Jobs[0].Profiles[1].Class = Inference }, "job", "train", "Profiles[1].Class"},
 		{"SGD without a reference batch", func(s *State) { s.Jobs[0].ReferenceBatch = 0 }, "job", "train", "ReferenceBatch"},
 		{"Adam without a reference batch", func(s *State) {
 			s.Jobs[0].Optimizer, s.Jobs[0].ReferenceBatch = Adam, 0
 		}, "job", "train", "ReferenceBatch"},
 		{"profiles for a GPU model the cluster lacks", func(s *State) {
-			s.Jobs[1].Family[0].Hardware.GPUModel = "K80"
-		}, "job", "serve", "Family"},
+			s.Jobs[1].Profiles[0].Hardware.GPUModel = "K80"
+		}, "job", "serve", "Profiles"},
 		{"running on a GPU of another model", func(s *State) {
-			s.Jobs[0].Family[0].Hardware.GPUModel = "V100"
+			s.Jobs[0].Profiles[0].Hardware.GPUModel = "V100"
 			s.Cluster.Nodes[0].GPUs[1].Model = "P100"
 		}, "job", "train", "Running.GPUs[0]"},
 	}
@@ -139,21 +139,21 @@ func TestValidateEdges(t *testing.T) {
 		}},
 		{"one batch size runs unscaled", func(s *State) {
 			s.Jobs[0].ReferenceBatch = 0
-			s.Jobs[0].Family[1].Config.BatchSize = 32
+			s.Jobs[0].Profiles[1].Config.BatchSize = 32
 		}},
 		{"no batch knob", func(s *State) {
 			s.Jobs[0].ReferenceBatch = 0
-			s.Jobs[0].Family[0].Config.BatchSize, s.Jobs[0].Family[1].Config.BatchSize = 0, 0
+			s.Jobs[0].Profiles[0].Config.BatchSize, s.Jobs[0].Profiles[1].Config.BatchSize = 0, 0
 		}},
 		{"a profile of another model beside one of the cluster's", func(s *State) {
-			s.Jobs[0].Family[1].Hardware.GPUModel = "K80"
+			s.Jobs[0].Profiles[1].Hardware.GPUModel = "K80"
 		}},
 		{"an empty GPUModel runs on any GPU", func(s *State) {
-			s.Jobs[0].Family[0].Hardware.GPUModel = ""
+			s.Jobs[0].Profiles[0].Hardware.GPUModel = ""
 			s.Cluster.Nodes[0].GPUs[1].Model = "A100"
 		}},
 		{"a GPU without a model runs any profile", func(s *State) {
-			s.Jobs[1].Family[0].Hardware.GPUModel = "K80"
+			s.Jobs[1].Profiles[0].Hardware.GPUModel = "K80"
 			s.Cluster.Nodes[0].GPUs[0].Model = ""
 		}},
 	}
@@ -178,16 +178,16 @@ func TestValidateMessages(t *testing.T) {
 		{"zero Now", func(s *State) { s.Now = time.Time{} }, "elastico: state: Now is the zero time"},
 		{"GPU memory in MiB", func(s *State) { s.Cluster.Nodes[0].GPUs[1].Memory = 40960 },
 			`elastico: gpu "g1": Memory is 40960 GiB, above MaxGPUMemory (1024): MiB given as GiB?`},
-		{"inference job with a training profile", func(s *State) { s.Jobs[1].Family[0].Class = Training },
-			`elastico: job "serve": Family[0].Class is training, but the job is inference`},
+		{"inference job with a training profile", func(s *State) { s.Jobs[1].Profiles[0].Class = Training },
+			`elastico: job "serve": Profiles[0].Class is training, but the job is inference`},
 		{"SGD without a reference batch", func(s *State) { s.Jobs[0].ReferenceBatch = 0 },
 			`elastico: job "train": ReferenceBatch is unset, but Optimizer sgd scales the learning rate from it and the family has batch sizes 32 and 64`},
-		{"zero throughput", func(s *State) { s.Jobs[0].Family[1].Throughput = 0 },
-			`elastico: job "train": Family[1].Throughput is 0`},
+		{"zero throughput", func(s *State) { s.Jobs[0].Profiles[1].Throughput = 0 },
+			`elastico: job "train": Profiles[1].Throughput is 0`},
 		{"no GPU of the family's models", func(s *State) {
-			s.Jobs[1].Family[0].Hardware.GPUModel = "K80"
+			s.Jobs[1].Profiles[0].Hardware.GPUModel = "K80"
 			s.Cluster.Nodes[0].GPUs[1].Model = "P100"
-		}, `elastico: job "serve": Family has profiles for GPU models K80 only, and the cluster's GPUs are V100, P100: a profile runs only on GPUs of its Hardware.GPUModel (an empty GPUModel, on a profile or a GPU, runs on any)`},
+		}, `elastico: job "serve": Profiles are for GPU models K80 only, and the cluster's GPUs are V100, P100: a profile runs only on GPUs of its Hardware.GPUModel (an empty GPUModel, on a profile or a GPU, runs on any)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -203,7 +203,7 @@ func TestValidateMessages(t *testing.T) {
 // TestProfileValidate: a profile on its own (as a profiler stores it) gets
 // the profile rules, zero throughput and memory in MiB included.
 func TestProfileValidate(t *testing.T) {
-	ok := validState().Jobs[0].Family[0]
+	ok := validState().Jobs[0].Profiles[0]
 	ok.Family = "resnet50"
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("valid profile rejected: %v", err)

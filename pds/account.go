@@ -37,7 +37,7 @@ func (e *epoch) accountOf(r *result) *account {
 	acc := e.account()
 	for j := range e.jobs {
 		if gs := r.gpus[j]; gs != nil {
-			acc.add(gs, &e.jobs[j].job.Family[r.choice[j]])
+			acc.add(gs, &e.jobs[j].job.Profiles[r.choice[j]])
 		}
 	}
 	return acc

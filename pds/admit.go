@@ -95,7 +95,7 @@ func (e *epoch) admit() {
 		}
 		js := &e.jobs[j]
 		if o := e.smallestOption(js, use, true); take(js, o, true) {
-			slots -= js.job.Family[e.optFam[o]].Demand.GPUs
+			slots -= js.job.Profiles[e.optFam[o]].Demand.GPUs
 		}
 	}
 }

@@ -83,7 +83,7 @@ func benchStateOn(tb testing.TB, s *Scheduler, n, gpus int, churn float64, settl
 				p.Throughput = t0 * float64(g) * (1 + 0.5*scale) * (1 + 0.2*float64(amp))
 				p.Efficiency = 1 / (1 + 0.05*float64(int(1)<<k))
 				if len(models) == 0 {
-					j.Family = append(j.Family, p)
+					j.Profiles = append(j.Profiles, p)
 					continue
 				}
 				for _, m := range models {
@@ -91,7 +91,7 @@ func benchStateOn(tb testing.TB, s *Scheduler, n, gpus int, churn float64, settl
 					q.Config.ID += "@" + m.name
 					q.Hardware = elastico.Hardware{GPUModel: m.name}
 					q.Throughput *= m.speed
-					j.Family = append(j.Family, q)
+					j.Profiles = append(j.Profiles, q)
 				}
 			}
 		}

@@ -72,9 +72,9 @@ func TestPredictionCacheKeepsPlans(t *testing.T) {
 				continue
 			}
 			j := &st.Jobs[i]
-			j.Family = slices.Clone(j.Family)
-			for k := range j.Family {
-				p := &j.Family[k]
+			j.Profiles = slices.Clone(j.Profiles)
+			for k := range j.Profiles {
+				p := &j.Profiles[k]
 				v, _ := p.Counters.Get(elastico.SMActive)
 				p.Counters.Set(elastico.SMActive, min(1, v+0.3))
 				p.Throughput *= 0.9

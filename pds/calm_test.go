@@ -48,7 +48,7 @@ func TestCalmHoldsSettledJobs(t *testing.T) {
 	heavy := plainJob("heavy", 1, 1, 10, 100, day0)
 	heavy.Weight = 5
 	start := day0.Add(time.Hour)
-	light.Running = &elastico.Assignment{ConfigID: light.Family[0].Config.ID, GPUs: []string{"n0-g0"}}
+	light.Running = &elastico.Assignment{ConfigID: light.Profiles[0].Config.ID, GPUs: []string{"n0-g0"}}
 	jobs := []elastico.Job{light, heavy}
 	calm := elastico.Calm{Since: start, Jobs: len(jobs)}
 	for i := range jobs {

@@ -17,12 +17,12 @@ func ExampleScheduler_Epoch() {
 		return []elastico.GPU{{ID: node + "/0", Memory: 40}, {ID: node + "/1", Memory: 40}}
 	}
 	one := func(id string, gpus int, running ...string) elastico.Job {
-		j := elastico.Job{ID: id, Arrival: now, Family: []elastico.Profile{{
+		j := elastico.Job{ID: id, Arrival: now, Profiles: []elastico.Profile{{
 			Family: id, Config: elastico.Configuration{ID: fmt.Sprintf("x%d", gpus), BatchSize: 64, GPUs: gpus},
 			Demand: elastico.Demand{GPUs: gpus, SM: 0.8, GPUMemory: 20, CPU: 4, RAM: 16}, Throughput: 100,
 		}}}
 		if running != nil {
-			j.Running = &elastico.Assignment{ConfigID: j.Family[0].Config.ID, GPUs: running}
+			j.Running = &elastico.Assignment{ConfigID: j.Profiles[0].Config.ID, GPUs: running}
 		}
 		return j
 	}

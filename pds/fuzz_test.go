@@ -77,13 +77,13 @@ func bytesState(data []byte) *elastico.State {
 				Demand:     elastico.Demand{GPUs: g, SM: r.num(1.2), GPUMemory: r.num(60), CPU: r.num(8), RAM: r.num(64)},
 				Throughput: r.num(500), Efficiency: r.num(1),
 			}
-			j.Family = append(j.Family, p)
+			j.Profiles = append(j.Profiles, p)
 		}
 		if r.intn(3) == 0 {
 			j.Floor = r.num(300)
 		}
-		if len(j.Family) > 0 && r.intn(2) == 0 {
-			p := &j.Family[r.intn(len(j.Family))]
+		if len(j.Profiles) > 0 && r.intn(2) == 0 {
+			p := &j.Profiles[r.intn(len(j.Profiles))]
 			a := &elastico.Assignment{ConfigID: p.Config.ID}
 			for range p.Demand.GPUs {
 				if r.intn(10) == 0 {
@@ -110,15 +110,15 @@ func bytesState(data []byte) *elastico.State {
 	for i := range st.Jobs {
 		j := &st.Jobs[i]
 		j.ReferenceBatch = 8 * ((1 + r.intn(10)) % 10) // 0 one time in ten
-		for k := range j.Family {
-			j.Family[k].Class = j.Class
+		for k := range j.Profiles {
+			j.Profiles[k].Class = j.Class
 		}
-		if len(j.Family) > 0 && r.intn(16) == 15 {
+		if len(j.Profiles) > 0 && r.intn(16) == 15 {
 			other := elastico.Inference
 			if j.Class == elastico.Inference {
 				other = elastico.Training
 			}
-			j.Family[len(j.Family)-1].Class = other
+			j.Profiles[len(j.Profiles)-1].Class = other
 		}
 	}
 	return st

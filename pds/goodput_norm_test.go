@@ -31,7 +31,7 @@ func TestSmallGoodputStillStarts(t *testing.T) {
 				node.GPUs = append(node.GPUs, elastico.GPU{ID: "n0/gpu" + string(rune('0'+g)), Memory: 32, Shared: true})
 			}
 			st := &elastico.State{Now: day0, Cluster: elastico.Cluster{Nodes: []elastico.Node{node}},
-				Jobs: []elastico.Job{{ID: "small", Family: family, ReferenceBatch: 16, Arrival: day0}}}
+				Jobs: []elastico.Job{{ID: "small", Profiles: family, ReferenceBatch: 16, Arrival: day0}}}
 			s, err := New(Config{Ablation: tc.ablation, Predictor: tablePredictor{}})
 			if err != nil {
 				t.Fatal(err)

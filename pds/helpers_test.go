@@ -87,13 +87,13 @@ func randomState(r *rand.Rand, nodes, jobs int) *elastico.State {
 				p.Efficiency = 0.5 + 0.5*r.Float64()
 			}
 			best = max(best, p.Throughput)
-			j.Family = append(j.Family, p)
+			j.Profiles = append(j.Profiles, p)
 		}
 		if r.IntN(4) == 0 {
 			j.Floor = best * r.Float64()
 		}
 		if j.Class == elastico.Training {
-			j.ReferenceBatch = j.Family[0].Config.BatchSize // the learning rate was tuned at the first
+			j.ReferenceBatch = j.Profiles[0].Config.BatchSize // the learning rate was tuned at the first
 		}
 		st.Jobs = append(st.Jobs, j)
 	}

@@ -57,7 +57,7 @@ func (e *epoch) hold() {
 		if js.running && js.curOpt >= 0 || a.gpus[j] == nil {
 			continue
 		}
-		if why := acc.add(a.gpus[j], &js.job.Family[a.choice[j]]); why != "" {
+		if why := acc.add(a.gpus[j], &js.job.Profiles[a.choice[j]]); why != "" {
 			a.choice[j], a.gpus[j], a.code[j], a.reason[j] = -1, nil, elastico.Unplaceable, holdReason
 		}
 	}
@@ -164,10 +164,10 @@ func (e *epoch) restore() {
 			continue
 		}
 		if b.gpus[j] != nil {
-			acc.sub(b.gpus[j], &js.job.Family[b.choice[j]])
+			acc.sub(b.gpus[j], &js.job.Profiles[b.choice[j]])
 		}
 		for _, x := range e.evict {
-			acc.sub(b.gpus[x], &e.jobs[x].job.Family[b.choice[x]])
+			acc.sub(b.gpus[x], &e.jobs[x].job.Profiles[b.choice[x]])
 		}
 		// Back under its configuration, or under another on the same GPUs
 		// (a restart, so without keepBonus) if that is worth more: the
@@ -175,7 +175,7 @@ func (e *epoch) restore() {
 		best, bestGain := int32(-1), 0.0
 		for o := js.first; o < js.first+js.n; o++ {
 			k := e.optFam[o]
-			p := &js.job.Family[k]
+			p := &js.job.Profiles[k]
 			worth := e.valueOf(j, k)
 			if k == js.cur {
 				worth = kept(j)
@@ -194,14 +194,14 @@ func (e *epoch) restore() {
 		}
 		if best < 0 {
 			for _, x := range e.evict {
-				acc.add(b.gpus[x], &e.jobs[x].job.Family[b.choice[x]])
+				acc.add(b.gpus[x], &e.jobs[x].job.Profiles[b.choice[x]])
 			}
 			if b.gpus[j] != nil {
-				acc.add(b.gpus[j], &js.job.Family[b.choice[j]])
+				acc.add(b.gpus[j], &js.job.Profiles[b.choice[j]])
 			}
 			continue
 		}
-		acc.add(js.curGPUs, &js.job.Family[best])
+		acc.add(js.curGPUs, &js.job.Profiles[best])
 		for _, x := range e.evict {
 			b.choice[x], b.gpus[x], b.code[x], b.reason[x] = -1, nil, elastico.Unplaceable, restoreReason
 		}
@@ -362,13 +362,13 @@ func (e *epoch) revertGroups() {
 		}
 		for _, j := range group {
 			if b.gpus[j] != nil {
-				acc.sub(b.gpus[j], &e.jobs[j].job.Family[b.choice[j]])
+				acc.sub(b.gpus[j], &e.jobs[j].job.Profiles[b.choice[j]])
 			}
 		}
 		fits := 0
 		for _, j := range group {
 			js := &e.jobs[j]
-			if js.running && acc.add(js.curGPUs, &js.job.Family[js.cur]) != "" {
+			if js.running && acc.add(js.curGPUs, &js.job.Profiles[js.cur]) != "" {
 				break
 			}
 			fits++
@@ -376,12 +376,12 @@ func (e *epoch) revertGroups() {
 		if fits < len(group) {
 			for _, j := range group[:fits] {
 				if js := &e.jobs[j]; js.running {
-					acc.sub(js.curGPUs, &js.job.Family[js.cur])
+					acc.sub(js.curGPUs, &js.job.Profiles[js.cur])
 				}
 			}
 			for _, j := range group {
 				if b.gpus[j] != nil {
-					acc.add(b.gpus[j], &e.jobs[j].job.Family[b.choice[j]])
+					acc.add(b.gpus[j], &e.jobs[j].job.Profiles[b.choice[j]])
 				}
 			}
 			continue

@@ -134,7 +134,7 @@ func node(id string, n int, mem float64) elastico.Node {
 func plainJob(id string, gpus int, sm, mem, tput float64, arrival time.Time) elastico.Job {
 	return elastico.Job{
 		ID: id, Class: elastico.Training, Arrival: arrival,
-		Family: []elastico.Profile{{
+		Profiles: []elastico.Profile{{
 			Family: "plain", Class: elastico.Training,
 			Config:     elastico.Configuration{ID: "c", BatchSize: 64 * gpus, GPUs: gpus},
 			Demand:     elastico.Demand{GPUs: gpus, SM: sm, GPUMemory: mem, CPU: 1, RAM: 4},

@@ -65,7 +65,7 @@ func (m *memo) reset(p elastico.Predictor, e *epoch) {
 	id := uint32(0)
 	for j := range e.st.Jobs {
 		m.base[j] = id
-		id += uint32(len(e.st.Jobs[j].Family))
+		id += uint32(len(e.st.Jobs[j].Profiles))
 	}
 	m.pid = slab.Zeroed(m.pid, int(id))
 }
@@ -80,7 +80,7 @@ func (m *memo) id(j, k int32) uint32 {
 	}
 	id := s + 1
 	if m.c != nil {
-		id = m.c.id(&m.e.st.Jobs[j].Family[k])
+		id = m.c.id(&m.e.st.Jobs[j].Profiles[k])
 	}
 	m.pid[s] = id
 	return id
@@ -100,7 +100,7 @@ func (m *memo) slowdown(jv, kv, ja, ka int32) float64 {
 // own answer.
 func (m *memo) predicted(jv, kv, ja, ka int32) float64 {
 	jobs := m.e.st.Jobs
-	return m.ask(m.id(jv, kv), m.id(ja, ka), &jobs[jv].Family[kv], &jobs[ja].Family[ka])
+	return m.ask(m.id(jv, kv), m.id(ja, ka), &jobs[jv].Profiles[kv], &jobs[ja].Profiles[ka])
 }
 
 // ask returns the answer for the profiles numbered v and a, asking the
@@ -412,7 +412,7 @@ func (e *epoch) capOf(j, k int32) float64 {
 	if job.MaxSlowdown == 0 && job.Floor == 0 {
 		return math.Inf(1)
 	}
-	return iac.JobLimit(job, &job.Family[k])
+	return iac.JobLimit(job, &job.Profiles[k])
 }
 
 // judge records in e.viol the pair of jobs a (under ka, slowed sa beside

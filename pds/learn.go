@@ -45,8 +45,8 @@ func (e *epoch) learnCoRuns() {
 		if other < 0 || !alone || e.jobs[other].cur < 0 {
 			continue
 		}
-		p := &js.job.Family[js.cur]
-		q := &e.jobs[other].job.Family[e.jobs[other].cur]
+		p := &js.job.Profiles[js.cur]
+		q := &e.jobs[other].job.Profiles[e.jobs[other].cur]
 		predicted := e.memo.predicted(j, js.cur, other, e.jobs[other].cur)
 		e.corr.Observe(p.Family, q.Family, p.Throughput/o.Rate, predicted, 1)
 	}
@@ -82,7 +82,7 @@ func (e *epoch) learnCoRuns() {
 	e.corrRow = slab.Zeroed(e.corrRow, len(e.jobs))
 	for j := range e.jobs {
 		e.corrRow[j] = -1
-		if f := e.jobs[j].job.Family; len(f) > 0 {
+		if f := e.jobs[j].job.Profiles; len(f) > 0 {
 			if i, ok := e.corrIdx[f[0].Family]; ok {
 				e.corrRow[j] = i
 			}

@@ -18,7 +18,7 @@ import (
 func TestEpochLearnsFromCoRuns(t *testing.T) {
 	job := func(id string) elastico.Job {
 		return elastico.Job{ID: id, Arrival: day0, Running: &elastico.Assignment{ConfigID: "c", GPUs: []string{"g0"}},
-			Family: []elastico.Profile{{Family: id, Config: elastico.Configuration{ID: "c", BatchSize: 32, GPUs: 1},
+			Profiles: []elastico.Profile{{Family: id, Config: elastico.Configuration{ID: "c", BatchSize: 32, GPUs: 1},
 				Demand: elastico.Demand{GPUs: 1, SM: 0.4, GPUMemory: 10, CPU: 2, RAM: 8}, Throughput: 100}}}
 	}
 	start := func() *elastico.State {

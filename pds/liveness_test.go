@@ -24,7 +24,7 @@ func idleState(gpus, jobs, configs int, carried elastico.Vector) *elastico.State
 	for i := range jobs {
 		j := elastico.Job{ID: fmt.Sprintf("j%02d", i), Class: elastico.Training, Arrival: now.Add(time.Duration(i-jobs) * time.Second), ReferenceBatch: 32}
 		for k := range configs {
-			j.Family = append(j.Family, elastico.Profile{
+			j.Profiles = append(j.Profiles, elastico.Profile{
 				Family:     "loud",
 				Class:      elastico.Training,
 				Config:     elastico.Configuration{ID: fmt.Sprintf("c%d", k), BatchSize: 32 << k, GPUs: 1},

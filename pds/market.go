@@ -55,7 +55,7 @@ func (e *epoch) buildMarket() {
 	// configurations that cannot run are left zero.
 	e.famOff = slab.Zeroed(e.famOff, n+1)
 	for j := range st.Jobs {
-		e.famOff[j+1] = e.famOff[j] + int32(len(st.Jobs[j].Family))
+		e.famOff[j+1] = e.famOff[j] + int32(len(st.Jobs[j].Profiles))
 	}
 	nprof := int(e.famOff[n])
 	e.famG = slab.Resize(e.famG, nprof)
@@ -176,21 +176,21 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string) {
 	js := &e.jobs[j]
 	job := js.job
 	a, b := e.famOff[j], e.famOff[j+1]
-	gscr := rst.NormalizedGoodputInto(e.famG[a:a:b], job.Family)
+	gscr := rst.NormalizedGoodputInto(e.famG[a:a:b], job.Profiles)
 	if js.running {
 		// (Concurrent reads of gpuRef: nothing writes it during an epoch.)
 		for k, id := range job.Running.GPUs {
 			js.curGPUs[k] = e.gpuRef[id]
 		}
-		for k := range job.Family {
-			if job.Family[k].Config.ID == job.Running.ConfigID {
+		for k := range job.Profiles {
+			if job.Profiles[k].Config.ID == job.Running.ConfigID {
 				js.cur = int32(k)
 				break
 			}
 		}
 	}
 	ab := &e.cfg.Ablation
-	lo, hi := int32(0), int32(len(job.Family))
+	lo, hi := int32(0), int32(len(job.Profiles))
 	switch {
 	case ab.FixedConfiguration && js.running, ab.NoCoordinatedReconfiguration && js.running:
 		lo, hi = js.cur, js.cur+1
@@ -204,7 +204,7 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string) {
 	o := a
 	minShare, gmax := math.Inf(1), 0.0
 	for k := lo; k < hi; k++ {
-		p := &job.Family[k]
+		p := &job.Profiles[k]
 		why := unfit
 		if ch != nil {
 			why = ch.Why(p, job.Floor, job.Spread)
@@ -273,7 +273,7 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string) {
 	// makes eight GPUs' worth of progress is worth eight one-GPU jobs.
 	perGPU := 0.0
 	for x := range opts {
-		perGPU = max(perGPU, opts[x].Goodput/float64(job.Family[e.optFam[a+int32(x)]].Demand.GPUs))
+		perGPU = max(perGPU, opts[x].Goodput/float64(job.Profiles[e.optFam[a+int32(x)]].Demand.GPUs))
 	}
 	size := 1.0
 	if perGPU > 0 {
@@ -311,7 +311,7 @@ func (e *epoch) fairWorth(js *jobState, opts []elastico.Option, a int32) {
 	fair := (e.ngpu + len(e.st.Jobs) - 1) / max(1, len(e.st.Jobs))
 	gf, n, smallG := 0.0, math.MaxInt, 0.0
 	for x := range opts {
-		k := job.Family[e.optFam[a+int32(x)]].Demand.GPUs
+		k := job.Profiles[e.optFam[a+int32(x)]].Demand.GPUs
 		if k <= fair {
 			gf = max(gf, opts[x].Goodput)
 		}

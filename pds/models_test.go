@@ -33,9 +33,9 @@ func TestEpochGPUModels(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 10 {
-		j := elastico.Job{ID: fmt.Sprintf("v%d", i), Family: v100, Arrival: st.Now.Add(-time.Duration(i) * time.Hour), ReferenceBatch: 16}
+		j := elastico.Job{ID: fmt.Sprintf("v%d", i), Profiles: v100, Arrival: st.Now.Add(-time.Duration(i) * time.Hour), ReferenceBatch: 16}
 		if i%2 == 1 {
-			j.ID, j.Family = fmt.Sprintf("b%d", i), both
+			j.ID, j.Profiles = fmt.Sprintf("b%d", i), both
 		}
 		st.Jobs = append(st.Jobs, j)
 	}
@@ -121,7 +121,7 @@ func TestModelsClearedApart(t *testing.T) {
 			t.Fatal(err)
 		}
 		for k := range 4 {
-			st.Jobs = append(st.Jobs, elastico.Job{ID: fmt.Sprintf("%s-%d", jt, k), Family: f, Arrival: st.Now.Add(-time.Duration(2*k+i) * time.Minute)})
+			st.Jobs = append(st.Jobs, elastico.Job{ID: fmt.Sprintf("%s-%d", jt, k), Profiles: f, Arrival: st.Now.Add(-time.Duration(2*k+i) * time.Minute)})
 		}
 	}
 	s, err := New(Config{Clock: fixedClock()})
@@ -185,8 +185,8 @@ func TestFasterModelWhenWorthIt(t *testing.T) {
 				t.Fatal(err)
 			}
 			st.Jobs = []elastico.Job{
-				{ID: "first", Family: v100[:1], Arrival: st.Now.Add(-2 * time.Hour)},
-				{ID: "mover", Family: both, Arrival: st.Now.Add(-time.Hour), RestartTime: tc.restart},
+				{ID: "first", Profiles: v100[:1], Arrival: st.Now.Add(-2 * time.Hour)},
+				{ID: "mover", Profiles: both, Arrival: st.Now.Add(-time.Hour), RestartTime: tc.restart},
 			}
 			s, err := New(Config{Clock: fixedClock()})
 			if err != nil {

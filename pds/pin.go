@@ -20,7 +20,7 @@ func (e *epoch) stays(acc *account, j int) string {
 		return why
 	}
 	js := &e.jobs[j]
-	p := &js.job.Family[js.cur]
+	p := &js.job.Profiles[js.cur]
 	if why := acc.add(js.curGPUs, p); why != "" {
 		return cannotStay + why
 	}
@@ -68,7 +68,7 @@ func (e *epoch) pin(r *result) {
 			if !js.running || e.pinBack[j] {
 				continue
 			}
-			if acc.add(r.gpus[j], &js.job.Family[r.choice[j]]) != "" {
+			if acc.add(r.gpus[j], &js.job.Profiles[r.choice[j]]) != "" {
 				// Its new shape no longer fits beside those put back.
 				e.pinBack[j] = true
 				again = true
@@ -87,7 +87,7 @@ func (e *epoch) pin(r *result) {
 		if e.jobs[j].running || r.gpus[j] == nil {
 			continue
 		}
-		if why := acc.add(r.gpus[j], &e.jobs[j].job.Family[r.choice[j]]); why != "" {
+		if why := acc.add(r.gpus[j], &e.jobs[j].job.Profiles[r.choice[j]]); why != "" {
 			r.choice[j], r.gpus[j] = -1, nil
 			r.code[j], r.reason[j] = elastico.Unplaceable, "its GPUs stay with running jobs that cannot move or stop (Config.Pinned): "+why
 		}
@@ -123,7 +123,7 @@ func (e *epoch) againstRules(j int) string {
 			}
 		}
 	}
-	if f, p := js.job.Floor, &js.job.Family[js.cur]; f > 0 && p.Throughput < f {
+	if f, p := js.job.Floor, &js.job.Profiles[js.cur]; f > 0 && p.Throughput < f {
 		return cannotStay + fmt.Sprintf("its throughput %.4g is below its floor %.4g", p.Throughput, f)
 	}
 	return ""

@@ -94,7 +94,7 @@ func (e *epoch) plan() *elastico.Plan {
 			}
 			continue
 		}
-		prof := &job.Family[b.choice[j]]
+		prof := &job.Profiles[b.choice[j]]
 		to := &assigns[0]
 		assigns = assigns[1:]
 		to.ConfigID = prof.Config.ID
@@ -307,7 +307,7 @@ func (e *epoch) carry() elastico.Carry {
 		c.Penalties[js.job.ID] = m
 		for o := js.first; o < js.first+js.n; o++ {
 			if keeps(o) {
-				m[js.job.Family[e.optFam[o]].Config.ID] = e.learned[o] * e.cfg.PenaltyDecay
+				m[js.job.Profiles[e.optFam[o]].Config.ID] = e.learned[o] * e.cfg.PenaltyDecay
 			}
 		}
 	}
@@ -362,7 +362,7 @@ func (e *epoch) notGrown(j int32, idle int) string {
 	if g[best] <= 1.05*g[js.cur] {
 		return ""
 	}
-	cur, to := &js.job.Family[js.cur], &js.job.Family[best]
+	cur, to := &js.job.Profiles[js.cur], &js.job.Profiles[best]
 	key := notGrownKey{share: int(math.Round(100 * g[js.cur] / g[best])), to: to.Config.ID, idle: idle}
 	if extra := to.Demand.GPUs - cur.Demand.GPUs; extra > idle {
 		key.extra = extra

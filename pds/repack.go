@@ -53,10 +53,10 @@ func (e *epoch) repack() {
 		gs, was := b.gpus[j], b.choice[j]
 		bestK, bestGain := int32(-1), 0.0
 		var bestFill []repackFill
-		acc.sub(gs, &js.job.Family[was])
+		acc.sub(gs, &js.job.Profiles[was])
 		for o := js.first; o < js.first+js.n; o++ {
 			k := e.optFam[o]
-			p := &js.job.Family[k]
+			p := &js.job.Profiles[k]
 			if p.Demand.GPUs >= len(gs) || e.valueOf(j, k) <= 0 {
 				continue
 			}
@@ -75,20 +75,20 @@ func (e *epoch) repack() {
 					bestFill = append(bestFill[:0], fill...)
 				}
 				for _, f := range fill {
-					acc.sub([]elastico.GPURef{f.gpu}, &e.jobs[f.job].job.Family[f.k])
+					acc.sub([]elastico.GPURef{f.gpu}, &e.jobs[f.job].job.Profiles[f.k])
 				}
 			}
 			acc.sub(keep, p)
 		}
 		if bestK < 0 {
-			acc.add(gs, &js.job.Family[was])
+			acc.add(gs, &js.job.Profiles[was])
 			continue
 		}
-		n := js.job.Family[bestK].Demand.GPUs
-		acc.add(gs[:n], &js.job.Family[bestK])
+		n := js.job.Profiles[bestK].Demand.GPUs
+		acc.add(gs[:n], &js.job.Profiles[bestK])
 		b.choice[j], b.gpus[j] = bestK, gs[:n:n]
 		for _, f := range bestFill {
-			acc.add([]elastico.GPURef{f.gpu}, &e.jobs[f.job].job.Family[f.k])
+			acc.add([]elastico.GPURef{f.gpu}, &e.jobs[f.job].job.Profiles[f.k])
 			b.choice[f.job], b.gpus[f.job], b.code[f.job], b.reason[f.job] = f.k, []elastico.GPURef{f.gpu}, elastico.Scheduled, ""
 			e.cands = slices.DeleteFunc(e.cands, func(c int32) bool { return c == f.job })
 		}
@@ -117,7 +117,7 @@ func (e *epoch) fillFreed(b *result, acc *account, freed []elastico.GPURef, gang
 		var at elastico.GPURef
 		for o := cs.first; o < cs.first+cs.n; o++ {
 			k := e.optFam[o]
-			p := &cs.job.Family[k]
+			p := &cs.job.Profiles[k]
 			if p.Demand.GPUs != 1 || e.valueOf(c, k) <= bestV {
 				continue
 			}
@@ -135,7 +135,7 @@ func (e *epoch) fillFreed(b *result, acc *account, freed []elastico.GPURef, gang
 			}
 		}
 		if bestK >= 0 {
-			acc.add([]elastico.GPURef{at}, &cs.job.Family[bestK])
+			acc.add([]elastico.GPURef{at}, &cs.job.Profiles[bestK])
 			fill = append(fill, repackFill{job: c, k: bestK, gpu: at})
 		}
 	}

@@ -89,7 +89,7 @@ func (e *epoch) reserve() {
 func (e *epoch) heldGPUs(j, k int32) (gs []elastico.GPURef, fits bool) {
 	job := e.jobs[j].job
 	spread := job.Spread
-	p := &job.Family[k]
+	p := &job.Profiles[k]
 	d := &p.Demand
 	byJobs := func(a, b heldCand) int { return cmp.Compare(a.jobs, b.jobs) }
 	// Candidates of one node (or, spread, of all) in e.cand; the best set
@@ -178,7 +178,7 @@ func (e *epoch) used(g int32) (sm, mem float64, jobs int) {
 		if js.cur < 0 {
 			continue
 		}
-		d := &js.job.Family[js.cur].Demand
+		d := &js.job.Profiles[js.cur].Demand
 		sm += d.SM
 		mem += d.GPUMemory
 		jobs++
@@ -194,7 +194,7 @@ func (e *epoch) closeHeld() {
 	cl.Nodes = slices.Clone(cl.Nodes)
 	copied := make(map[int]bool)
 	for _, rv := range e.resv {
-		d := &e.jobs[rv.job].job.Family[e.optFam[rv.opt]].Demand
+		d := &e.jobs[rv.job].job.Profiles[e.optFam[rv.opt]].Demand
 		for _, r := range rv.gpus {
 			if !copied[r.Node] {
 				cl.Nodes[r.Node].GPUs = slices.Clone(cl.Nodes[r.Node].GPUs)

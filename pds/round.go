@@ -244,7 +244,7 @@ func (e *epoch) buildItems(fam func(int) int32) {
 			// they were, so the placer keeps them there at little cost.
 			cur = e.prev.gpus[j]
 		}
-		e.items = append(e.items, elastico.PlacementItem{Job: js.job, Profile: &js.job.Family[k], Current: cur, Quiet: e.priced(int32(j))})
+		e.items = append(e.items, elastico.PlacementItem{Job: js.job, Profile: &js.job.Profiles[k], Current: cur, Quiet: e.priced(int32(j))})
 		e.itemFam = append(e.itemFam, k)
 		e.itemJob = append(e.itemJob, int32(j))
 	}
@@ -331,7 +331,7 @@ func (e *epoch) takePlacement(r *result, m int) error {
 		if !js.running || r.code[j] != elastico.Unplaceable || js.curOpt < 0 || it < 0 || e.itemFam[it] == js.cur {
 			continue
 		}
-		if acc.add(js.curGPUs, &js.job.Family[js.cur]) != "" {
+		if acc.add(js.curGPUs, &js.job.Profiles[js.cur]) != "" {
 			continue
 		}
 		e.keptOld[j] = true

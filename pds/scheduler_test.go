@@ -204,11 +204,11 @@ func TestEpochValidation(t *testing.T) {
 		mutate    func(*elastico.State)
 		wantField string
 	}{
-		{"NaN demand", func(s *elastico.State) { s.Jobs[0].Family[0].Demand.SM = math.NaN() }, "Family[0].Demand.SM"},
-		{"empty family", func(s *elastico.State) { s.Jobs[1].Family = nil }, "Family"},
+		{"NaN demand", func(s *elastico.State) { s.Jobs[0].Profiles[0].Demand.SM = math.NaN() }, "Profiles[0].Demand.SM"},
+		{"empty family", func(s *elastico.State) { s.Jobs[1].Profiles = nil }, "Profiles"},
 		{"duplicate job", func(s *elastico.State) { s.Jobs[1].ID = s.Jobs[0].ID }, "ID"},
 		{"unknown GPU", func(s *elastico.State) {
-			s.Jobs[0].Running = &elastico.Assignment{ConfigID: s.Jobs[0].Family[0].Config.ID, GPUs: make([]string, s.Jobs[0].Family[0].Demand.GPUs)}
+			s.Jobs[0].Running = &elastico.Assignment{ConfigID: s.Jobs[0].Profiles[0].Config.ID, GPUs: make([]string, s.Jobs[0].Profiles[0].Demand.GPUs)}
 		}, "Running.GPUs[0]"},
 		{"NaN carried price", func(s *elastico.State) { s.Carry.Prices[elastico.SM] = math.NaN() }, "Carry.Prices[SM]"},
 		{"negative penalty", func(s *elastico.State) {
@@ -241,7 +241,7 @@ func TestEpochFloors(t *testing.T) {
 		{Family: "a", Config: elastico.Configuration{ID: "big", BatchSize: 64}, Demand: elastico.Demand{GPUs: 1, SM: 0.9, GPUMemory: 30, CPU: 2, RAM: 8}, Throughput: 100},
 	}
 	for i := range 3 {
-		st.Jobs = append(st.Jobs, elastico.Job{ID: string(rune('a' + i)), Family: fam, Floor: 90, ReferenceBatch: 16, Arrival: day0})
+		st.Jobs = append(st.Jobs, elastico.Job{ID: string(rune('a' + i)), Profiles: fam, Floor: 90, ReferenceBatch: 16, Arrival: day0})
 	}
 	s, _ := New(Config{Predictor: tablePredictor{}})
 	plan, err := s.Epoch(context.Background(), st)
@@ -346,8 +346,8 @@ func TestEpochDeadline(t *testing.T) {
 	// Every pair of llama jobs interferes (1.4 > 1.1): the first round
 	// finds violations, so a second one starts.
 	for i := range st.Jobs {
-		for k := range st.Jobs[i].Family {
-			st.Jobs[i].Family[k].Family = "llama"
+		for k := range st.Jobs[i].Profiles {
+			st.Jobs[i].Profiles[k].Family = "llama"
 		}
 	}
 	check := func(name string, plan *elastico.Plan, err error, rounds int) {
@@ -441,9 +441,9 @@ func TestEpochReshapeThatDoesNotFitKeepsTheJob(t *testing.T) {
 			{ID: "g0", Memory: 40, Shared: true}, {ID: "g1", Memory: 40, Shared: true},
 		}}}},
 		Jobs: []elastico.Job{
-			{ID: "a", Family: []elastico.Profile{prof("a", "small", 0.4, 10, 60), prof("a", "big", 0.5, 20, 100)}, Running: &elastico.Assignment{ConfigID: "small", GPUs: []string{"g0"}}},
-			{ID: "b", Family: []elastico.Profile{prof("b", "only", 0.5, 25, 100)}, Running: &elastico.Assignment{ConfigID: "only", GPUs: []string{"g0"}}},
-			{ID: "c", Family: []elastico.Profile{prof("c", "only", 0.9, 30, 100)}, Running: &elastico.Assignment{ConfigID: "only", GPUs: []string{"g1"}}},
+			{ID: "a", Profiles: []elastico.Profile{prof("a", "small", 0.4, 10, 60), prof("a", "big", 0.5, 20, 100)}, Running: &elastico.Assignment{ConfigID: "small", GPUs: []string{"g0"}}},
+			{ID: "b", Profiles: []elastico.Profile{prof("b", "only", 0.5, 25, 100)}, Running: &elastico.Assignment{ConfigID: "only", GPUs: []string{"g0"}}},
+			{ID: "c", Profiles: []elastico.Profile{prof("c", "only", 0.9, 30, 100)}, Running: &elastico.Assignment{ConfigID: "only", GPUs: []string{"g1"}}},
 		},
 	}
 	s, _ := New(Config{Predictor: tablePredictor{}})
@@ -468,7 +468,7 @@ func TestEpochReshapeThatDoesNotFitKeepsTheJob(t *testing.T) {
 // queue its start shrank does not split it again.
 func TestEpochAdaptiveTolerance(t *testing.T) {
 	job := func(id string, sm float64, running bool) elastico.Job {
-		j := elastico.Job{ID: id, Arrival: day0, Family: []elastico.Profile{{Family: id, Config: elastico.Configuration{ID: "c", BatchSize: 32},
+		j := elastico.Job{ID: id, Arrival: day0, Profiles: []elastico.Profile{{Family: id, Config: elastico.Configuration{ID: "c", BatchSize: 32},
 			Demand: elastico.Demand{GPUs: 1, SM: sm, GPUMemory: 10, CPU: 1, RAM: 4}, Throughput: 100}}}
 		if running {
 			j.Running = &elastico.Assignment{ConfigID: "c", GPUs: []string{"g0"}}
@@ -490,7 +490,7 @@ func TestEpochAdaptiveTolerance(t *testing.T) {
 			st := &elastico.State{Now: day0, Cluster: elastico.Cluster{Nodes: []elastico.Node{{ID: "n", CPU: 32, RAM: 256, GPUs: []elastico.GPU{{ID: "g0", Memory: 40, Shared: true}}}}},
 				Jobs: []elastico.Job{job("x", 0.4, true), job("y", 0.4, tt.yRunning)}}
 			if tt.queue { // a job that can never start here, but presses
-				st.Jobs = append(st.Jobs, elastico.Job{ID: "big", Arrival: day0, Family: []elastico.Profile{{Family: "big", Config: elastico.Configuration{ID: "c", GPUs: 1},
+				st.Jobs = append(st.Jobs, elastico.Job{ID: "big", Arrival: day0, Profiles: []elastico.Profile{{Family: "big", Config: elastico.Configuration{ID: "c", GPUs: 1},
 					Demand: elastico.Demand{GPUs: 1, SM: 0.9, GPUMemory: 35, CPU: 1, RAM: 4}, Throughput: 1}}})
 			}
 			pred := tablePredictor{"y|x": tt.slowdown}

@@ -37,7 +37,7 @@ func TestStillWithNothingChanging(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			jobs = append(jobs, elastico.Job{ID: fmt.Sprintf("g%02d-%s", i, m), Class: elastico.Training, Family: fam, Arrival: day0.Add(time.Duration(i) * time.Second),
+			jobs = append(jobs, elastico.Job{ID: fmt.Sprintf("g%02d-%s", i, m), Class: elastico.Training, Profiles: fam, Arrival: day0.Add(time.Duration(i) * time.Second),
 				ReferenceBatch: fam[0].Config.BatchSize}) // tuned at the smallest batch, on one GPU
 		}
 		return jobs
@@ -47,7 +47,7 @@ func TestStillWithNothingChanging(t *testing.T) {
 		for i := range 4 {
 			j := elastico.Job{ID: fmt.Sprintf("serve%d", i), Class: elastico.Inference, Floor: 150, Arrival: day0.Add(time.Duration(10+i) * time.Second)}
 			for k, kv := range []float64{0.2, 0.4, 0.6} {
-				j.Family = append(j.Family, elastico.Profile{
+				j.Profiles = append(j.Profiles, elastico.Profile{
 					Family: "llm", Class: elastico.Inference,
 					Config:     elastico.Configuration{ID: fmt.Sprintf("kv%d", k), GPUs: 1, KVCacheFrac: kv, MaxSeqs: 64 << k},
 					Demand:     elastico.Demand{GPUs: 1, SM: 0.3 + 0.1*float64(k), GPUMemory: 4 + 32*kv, CPU: 2, RAM: 8},

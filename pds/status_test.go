@@ -22,7 +22,7 @@ func TestStatusSaysWhyNotGrown(t *testing.T) {
 		Now: day0.Add(time.Hour),
 		Cluster: elastico.Cluster{Nodes: []elastico.Node{{ID: "n0", CPU: 32, RAM: 256, GPUs: []elastico.GPU{
 			{ID: "g0", Memory: 40}, {ID: "g1", Memory: 40}, {ID: "g2", Memory: 40}, {ID: "g3", Memory: 40}}}}},
-		Jobs: []elastico.Job{{ID: "x", Arrival: day0, Optimizer: elastico.AdaScale, Family: []elastico.Profile{p("x1", 1, 100), p("x4", 4, 150)},
+		Jobs: []elastico.Job{{ID: "x", Arrival: day0, Optimizer: elastico.AdaScale, Profiles: []elastico.Profile{p("x1", 1, 100), p("x4", 4, 150)},
 			Running: &elastico.Assignment{ConfigID: "x1", GPUs: []string{"g0"}}}},
 		Carry: elastico.Carry{Since: map[string]time.Time{"x": day0.Add(time.Hour - 30*time.Second)}},
 	}

@@ -30,8 +30,8 @@ func TestStartBeforeGrow(t *testing.T) {
 			Now:     day0.Add(time.Hour),
 			Cluster: elastico.Cluster{Nodes: []elastico.Node{node("n0", 2, 40)}},
 			Jobs: []elastico.Job{
-				{ID: "a", Class: elastico.Training, ReferenceBatch: 64, Arrival: day0, Family: family("a"), Running: &elastico.Assignment{ConfigID: "x2", GPUs: []string{"n0-g0", "n0-g1"}}},
-				{ID: "b", Class: elastico.Training, ReferenceBatch: 64, Arrival: day0.Add(50 * time.Minute), Family: family("b")},
+				{ID: "a", Class: elastico.Training, ReferenceBatch: 64, Arrival: day0, Profiles: family("a"), Running: &elastico.Assignment{ConfigID: "x2", GPUs: []string{"n0-g0", "n0-g1"}}},
+				{ID: "b", Class: elastico.Training, ReferenceBatch: 64, Arrival: day0.Add(50 * time.Minute), Profiles: family("b")},
 			},
 		}
 	}

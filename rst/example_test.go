@@ -132,7 +132,7 @@ func ExampleChecker() {
 		fmt.Println(err)
 		return
 	}
-	job := &elastico.Job{ID: "llm", Floor: 100, Family: []elastico.Profile{
+	job := &elastico.Job{ID: "llm", Floor: 100, Profiles: []elastico.Profile{
 		{Config: elastico.Configuration{ID: "b32-g1"}, Demand: elastico.Demand{GPUs: 1, SM: 1, GPUMemory: 24, CPU: 4, RAM: 32}, Throughput: 120},
 		{Config: elastico.Configuration{ID: "b32-ckpt-g1"}, Demand: elastico.Demand{GPUs: 1, SM: 1, GPUMemory: 12, CPU: 4, RAM: 32}, Throughput: 90},
 		{Config: elastico.Configuration{ID: "b32-g4"}, Demand: elastico.Demand{GPUs: 4, SM: 1, GPUMemory: 8, CPU: 4, RAM: 32}, Throughput: 400},

@@ -217,7 +217,7 @@ func (ch *Checker) Filter(family []elastico.Profile, floor float64, spread bool)
 // the error wraps ErrInfeasible and names the job and every reason, ready
 // for the job's Status.
 func (ch *Checker) Reduce(j *elastico.Job) ([]elastico.Profile, []Infeasible, error) {
-	kept, dropped := ch.Filter(j.Family, j.Floor, j.Spread)
+	kept, dropped := ch.Filter(j.Profiles, j.Floor, j.Spread)
 	if len(kept) == 0 {
 		reasons := make([]string, len(dropped))
 		for i, d := range dropped {

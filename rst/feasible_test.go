@@ -98,7 +98,7 @@ func TestCheckerReduce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := &elastico.Job{ID: "j", Floor: 50, Family: []elastico.Profile{
+	j := &elastico.Job{ID: "j", Floor: 50, Profiles: []elastico.Profile{
 		prof("fits", 1, 1, 12, 4, 16, 100, 1),
 		prof("worse", 1, 1, 14, 4, 16, 90, 1), // dominated by fits
 		prof("too-big", 1, 1, 48, 4, 16, 500, 1),

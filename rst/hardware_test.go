@@ -147,7 +147,7 @@ func validOnServer(t *testing.T, gpu string, fam []elastico.Profile) {
 	for i := 0; i < 8; i++ {
 		node.GPUs = append(node.GPUs, elastico.GPU{ID: fmt.Sprintf("g%d", i), Model: g.Model, Memory: g.Memory, Shared: true})
 	}
-	job := elastico.Job{ID: "j", Class: fam[0].Class, Family: fam, Arrival: time.Unix(0, 0)}
+	job := elastico.Job{ID: "j", Class: fam[0].Class, Profiles: fam, Arrival: time.Unix(0, 0)}
 	if fam[0].Class == elastico.Training {
 		job.Optimizer, job.ReferenceBatch = elastico.Adam, max(1, fam[0].Config.BatchSize)
 	}

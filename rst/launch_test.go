@@ -15,7 +15,7 @@ func TestLaunch(t *testing.T) {
 	adam := &elastico.Job{ID: "a", Class: elastico.Training, Optimizer: elastico.Adam, ReferenceBatch: 256}
 	// No reference: the first profile's batch is not taken as one.
 	noRef := &elastico.Job{ID: "n", Class: elastico.Training, Optimizer: elastico.SGD,
-		Family: []elastico.Profile{{Config: elastico.Configuration{BatchSize: 16}}}}
+		Profiles: []elastico.Profile{{Config: elastico.Configuration{BatchSize: 16}}}}
 	serve := &elastico.Job{ID: "s", Class: elastico.Inference}
 	p := func(c elastico.Configuration, sm, mem float64) *elastico.Profile {
 		return &elastico.Profile{Config: c, Demand: elastico.Demand{GPUs: max(1, c.GPUs), SM: sm, GPUMemory: mem}}

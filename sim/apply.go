@@ -24,7 +24,7 @@ func (s *simulation) buildState() *elastico.State {
 		st.Jobs = append(st.Jobs, elastico.Job{
 			ID:        j.ID,
 			Class:     j.Class,
-			Family:    j.Profiles,
+			Profiles:  j.Profiles,
 			Floor:     j.Floor,
 			Weight:    j.Weight,
 			Arrival:   s.cfg.Start.Add(time.Duration(j.Arrival * float64(time.Second))),

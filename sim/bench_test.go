@@ -37,7 +37,7 @@ func (fifoWhole) Epoch(_ context.Context, st *elastico.State) (*elastico.Plan, e
 		if j.Running != nil {
 			continue
 		}
-		prof := &j.Family[0]
+		prof := &j.Profiles[0]
 		for n := range free {
 			if k := prof.Demand.GPUs; len(free[n]) >= k {
 				a := &elastico.Assignment{ConfigID: prof.Config.ID, GPUs: free[n][len(free[n])-k:]}

@@ -67,7 +67,7 @@ func pinPolicy(pins map[string][]string) elastico.Scheduler {
 			d := elastico.Decision{JobID: j.ID, Assignment: j.Running}
 			if j.Running == nil {
 				if gs, ok := pins[j.ID]; ok {
-					a := &elastico.Assignment{ConfigID: j.Family[0].Config.ID, GPUs: gs}
+					a := &elastico.Assignment{ConfigID: j.Profiles[0].Config.ID, GPUs: gs}
 					d.Assignment = a
 					p.Actions = append(p.Actions, elastico.Action{Kind: elastico.Start, JobID: j.ID, To: a})
 				}

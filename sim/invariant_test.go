@@ -19,7 +19,7 @@ func startAll(st *elastico.State, gpus func(i int) []string) *elastico.Plan {
 	for i, j := range st.Jobs {
 		d := elastico.Decision{JobID: j.ID, Assignment: j.Running}
 		if j.Running == nil {
-			a := &elastico.Assignment{ConfigID: j.Family[0].Config.ID, GPUs: gpus(i)}
+			a := &elastico.Assignment{ConfigID: j.Profiles[0].Config.ID, GPUs: gpus(i)}
 			d.Assignment = a
 			p.Actions = append(p.Actions, elastico.Action{Kind: elastico.Start, JobID: j.ID, To: a})
 		}

@@ -109,11 +109,11 @@ func reconfigurer() elastico.Scheduler {
 			d := elastico.Decision{JobID: j.ID, Assignment: j.Running}
 			switch {
 			case j.Running == nil:
-				a := &elastico.Assignment{ConfigID: j.Family[0].Config.ID, GPUs: []string{fmt.Sprintf("gpu%04d", i)}}
+				a := &elastico.Assignment{ConfigID: j.Profiles[0].Config.ID, GPUs: []string{fmt.Sprintf("gpu%04d", i)}}
 				d.Assignment = a
 				p.Actions = append(p.Actions, elastico.Action{Kind: elastico.Start, JobID: j.ID, To: a})
-			case i == 0 && len(st.Jobs) == 2 && j.Running.ConfigID == j.Family[0].Config.ID:
-				a := &elastico.Assignment{ConfigID: j.Family[1].Config.ID, GPUs: j.Running.GPUs}
+			case i == 0 && len(st.Jobs) == 2 && j.Running.ConfigID == j.Profiles[0].Config.ID:
+				a := &elastico.Assignment{ConfigID: j.Profiles[1].Config.ID, GPUs: j.Running.GPUs}
 				d.Assignment = a
 				p.Actions = append(p.Actions, elastico.Action{Kind: elastico.Reconfigure, JobID: j.ID, From: j.Running, To: a})
 			}
@@ -157,10 +157,10 @@ func mover(next elastico.Assignment) elastico.Scheduler {
 			d := elastico.Decision{JobID: j.ID, Assignment: j.Running}
 			switch {
 			case j.Running == nil:
-				a := &elastico.Assignment{ConfigID: j.Family[0].Config.ID, GPUs: []string{fmt.Sprintf("gpu%04d", i*2)}}
+				a := &elastico.Assignment{ConfigID: j.Profiles[0].Config.ID, GPUs: []string{fmt.Sprintf("gpu%04d", i*2)}}
 				d.Assignment = a
 				p.Actions = append(p.Actions, elastico.Action{Kind: elastico.Start, JobID: j.ID, To: a})
-			case i == 0 && len(st.Jobs) == 2 && j.Running.ConfigID == j.Family[0].Config.ID && slices.Equal(j.Running.GPUs, []string{"gpu0000"}):
+			case i == 0 && len(st.Jobs) == 2 && j.Running.ConfigID == j.Profiles[0].Config.ID && slices.Equal(j.Running.GPUs, []string{"gpu0000"}):
 				a := next
 				d.Assignment = &a
 				kind := elastico.Migrate

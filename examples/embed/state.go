@@ -26,7 +26,7 @@ func trainer(id, model string, opt elastico.Optimizer) elastico.Job {
 		}
 	}
 	return elastico.Job{ID: id, Optimizer: opt, ReferenceBatch: 256,
-		Family: []elastico.Profile{p("2xA100", 2, 256, 180), p("1xA100", 1, 128, 110)}}
+		Profiles: []elastico.Profile{p("2xA100", 2, 256, 180), p("1xA100", 1, 128, 110)}}
 }
 
 func training() []elastico.Job {
@@ -35,7 +35,7 @@ func training() []elastico.Job {
 
 // service is an inference job (a vLLM server) with twice a trainer's weight.
 func service(id string) elastico.Job {
-	return elastico.Job{ID: id, Class: elastico.Inference, Weight: 2, Family: []elastico.Profile{{
+	return elastico.Job{ID: id, Class: elastico.Inference, Weight: 2, Profiles: []elastico.Profile{{
 		Family: "llama-8b", Class: elastico.Inference,
 		Config:     elastico.Configuration{ID: "kv60", KVCacheFrac: 0.6, MaxSeqs: 128, GPUs: 1},
 		Demand:     elastico.Demand{GPUs: 1, SM: 1, GPUMemory: 60, CPU: 4, RAM: 32},

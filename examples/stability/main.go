@@ -184,7 +184,7 @@ func node(id string, n int, mem float64) elastico.Node {
 // plain is a training job of one configuration: gpus GPUs at SM sm and
 // mem GiB each, throughput tput.
 func plain(id string, gpus int, sm, mem, tput float64, arrival time.Time) elastico.Job {
-	return elastico.Job{ID: id, Class: elastico.Training, Arrival: arrival, Family: []elastico.Profile{{
+	return elastico.Job{ID: id, Class: elastico.Training, Arrival: arrival, Profiles: []elastico.Profile{{
 		Family: "plain", Class: elastico.Training,
 		Config:     elastico.Configuration{ID: "c", BatchSize: 64 * gpus, GPUs: gpus},
 		Demand:     elastico.Demand{GPUs: gpus, SM: sm, GPUMemory: mem, CPU: 1, RAM: 4},
@@ -214,14 +214,14 @@ func scenarios() []scenario {
 		if err != nil {
 			log.Fatal(err)
 		}
-		gavel = append(gavel, elastico.Job{ID: fmt.Sprintf("g%02d-%s", i, m), Class: elastico.Training, Family: fam, Arrival: day0.Add(time.Duration(i) * time.Second),
+		gavel = append(gavel, elastico.Job{ID: fmt.Sprintf("g%02d-%s", i, m), Class: elastico.Training, Profiles: fam, Arrival: day0.Add(time.Duration(i) * time.Second),
 			ReferenceBatch: fam[0].Config.BatchSize}) // tuned at the smallest batch, on one GPU
 	}
 	serving := equal(4, 1, 0.5, 12, 100)
 	for i := range 4 {
 		j := elastico.Job{ID: fmt.Sprintf("serve%d", i), Class: elastico.Inference, Floor: 150, Arrival: day0.Add(time.Duration(10+i) * time.Second)}
 		for k, kv := range []float64{0.2, 0.4, 0.6} {
-			j.Family = append(j.Family, elastico.Profile{
+			j.Profiles = append(j.Profiles, elastico.Profile{
 				Family: "llm", Class: elastico.Inference,
 				Config:     elastico.Configuration{ID: fmt.Sprintf("kv%d", k), GPUs: 1, KVCacheFrac: kv, MaxSeqs: 64 << k},
 				Demand:     elastico.Demand{GPUs: 1, SM: 0.3 + 0.1*float64(k), GPUMemory: 4 + 32*kv, CPU: 2, RAM: 8},

@@ -23,7 +23,7 @@ func prof(id string, gpus int, sm, mem float64) elastico.Profile {
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func job(id string, arrival int, attained float64, running *elastico.Assignment, fam ...elastico.Profile) elastico.Job {
-	return elastico.Job{ID: id, Family: fam, Arrival: t0.Add(time.Duration(arrival) * time.Second), Attained: attained, Running: running}
+	return elastico.Job{ID: id, Profiles: fam, Arrival: t0.Add(time.Duration(arrival) * time.Second), Attained: attained, Running: running}
 }
 
 func cluster(nodes, per int) elastico.Cluster {

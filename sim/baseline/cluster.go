@@ -59,7 +59,7 @@ func newView(st *elastico.State) (*view, error) {
 	v.jobGPUs = make([][]int, len(st.Jobs))
 	for i := range st.Jobs {
 		j := &st.Jobs[i]
-		if len(j.Family) == 0 {
+		if len(j.Profiles) == 0 {
 			return nil, errorf("job %q: empty family", j.ID)
 		}
 		if j.Running == nil {
@@ -303,7 +303,7 @@ func subset(a, b []string) bool {
 
 // requested returns the job's requested configuration: by the simulator's
 // convention, the first profile of its family.
-func requested(j *elastico.Job) *elastico.Profile { return &j.Family[0] }
+func requested(j *elastico.Job) *elastico.Profile { return &j.Profiles[0] }
 
 // fifo returns job indices by arrival, ties by ID.
 func fifo(st *elastico.State) []int {
@@ -330,8 +330,8 @@ func onModel(j *elastico.Job, p *elastico.Profile, m string) *elastico.Profile {
 	if p.RunsOn(m) {
 		return p
 	}
-	for k := range j.Family {
-		q := &j.Family[k]
+	for k := range j.Profiles {
+		q := &j.Profiles[k]
 		if q.Hardware.GPUModel == m && q.Family == p.Family && sameConfig(q.Config, p.Config) {
 			return q
 		}

@@ -22,9 +22,9 @@ func ExampleVolcano() {
 		}
 	}
 	st := &elastico.State{Cluster: cluster, Jobs: []elastico.Job{
-		{ID: "big", Family: []elastico.Profile{prof(6)}},
-		{ID: "bigger", Family: []elastico.Profile{prof(4)}},
-		{ID: "small", Family: []elastico.Profile{prof(2)}},
+		{ID: "big", Profiles: []elastico.Profile{prof(6)}},
+		{ID: "bigger", Profiles: []elastico.Profile{prof(4)}},
+		{ID: "small", Profiles: []elastico.Profile{prof(2)}},
 	}}
 	plan, err := baseline.Volcano{}.Epoch(context.Background(), st)
 	if err != nil {
@@ -63,9 +63,9 @@ func ExamplePollux() {
 	}
 	arrival := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	st := &elastico.State{Now: arrival.Add(time.Hour), Cluster: cluster, Jobs: []elastico.Job{
-		{ID: "scales", Arrival: arrival, Family: family(map[int]float64{1: 100, 2: 195, 4: 380, 8: 700})},
-		{ID: "some", Arrival: arrival, Family: family(map[int]float64{1: 100, 2: 150, 4: 180, 8: 190})},
-		{ID: "flat", Arrival: arrival, Family: family(map[int]float64{1: 100, 2: 100, 4: 100, 8: 100})},
+		{ID: "scales", Arrival: arrival, Profiles: family(map[int]float64{1: 100, 2: 195, 4: 380, 8: 700})},
+		{ID: "some", Arrival: arrival, Profiles: family(map[int]float64{1: 100, 2: 150, 4: 180, 8: 190})},
+		{ID: "flat", Arrival: arrival, Profiles: family(map[int]float64{1: 100, 2: 100, 4: 100, 8: 100})},
 	}}
 	plan, err := baseline.Pollux{}.Epoch(context.Background(), st)
 	if err != nil {

@@ -136,7 +136,7 @@ func TestGavelRejectsBadInput(t *testing.T) {
 	neg := mixJob("w", 0, 4, 1)
 	neg.Weight = -1
 	zero := mixJob("z", 0, 4, 1)
-	zero.Family[1].Throughput = 0
+	zero.Profiles[1].Throughput = 0
 	for _, tc := range []struct {
 		g     *Gavel
 		st    elastico.State

@@ -234,8 +234,8 @@ func (px Pollux) options(v *view, p float64) ([]pollJob, error) {
 // added when its count is missing.
 func bestPerCount(j *elastico.Job, gpus int, maxMem float64, model string, cur *elastico.Profile) []*elastico.Profile {
 	var best []*elastico.Profile
-	for k := range j.Family {
-		f := &j.Family[k]
+	for k := range j.Profiles {
+		f := &j.Profiles[k]
 		if f.Demand.GPUs > gpus || f.Demand.GPUMemory > maxMem || (j.Floor > 0 && f.Throughput < j.Floor) || !f.RunsOn(model) {
 			continue
 		}

@@ -381,7 +381,7 @@ func TestPolluxRejectsBadInput(t *testing.T) {
 		{"negative restart time", Pollux{RestartTime: -time.Second}, nil, []string{"Pollux.RestartTime"}},
 		{"job's negative restart time", Pollux{}, func(s *elastico.State) { s.Jobs[0].RestartTime = -time.Second }, []string{`"a"`, "RestartTime"}},
 		{"zero Now", Pollux{}, func(s *elastico.State) { s.Now = time.Time{} }, []string{"State.Now"}},
-		{"empty family", Pollux{}, func(s *elastico.State) { s.Jobs[0].Family = nil }, []string{`"a"`, "family"}},
+		{"empty family", Pollux{}, func(s *elastico.State) { s.Jobs[0].Profiles = nil }, []string{`"a"`, "family"}},
 		{"nil state", Pollux{}, nil, []string{"nil State"}},
 	}
 	for _, tc := range tests {

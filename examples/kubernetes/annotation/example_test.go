@@ -19,7 +19,7 @@ func ExampleParseJob() {
 		fmt.Println(err)
 		return
 	}
-	for _, p := range job.Family {
+	for _, p := range job.Profiles {
 		fmt.Printf("%s %s: %d GPU, SM %.1f, %g GiB, %g tokens/s\n", job.Class, p.Config.ID, p.Demand.GPUs, p.Demand.SM, p.Demand.GPUMemory, p.Throughput)
 	}
 	_, err = annotation.ParseJob("serving/llama", `{"class": "inference", "family": [{"id": "kv20", "gpus": 1, "sm": 0}]}`)
@@ -27,7 +27,7 @@ func ExampleParseJob() {
 	// Output:
 	// inference kv20: 1 GPU, SM 0.3, 20 GiB, 900 tokens/s
 	// inference kv50: 1 GPU, SM 0.5, 32 GiB, 2100 tokens/s
-	// annotation: elastico.io/job: elastico: job "serving/llama": Family[0].Demand.SM is 0, want a share in (0, 1]
+	// annotation: elastico.io/job: elastico: job "serving/llama": Profiles[0].Demand.SM is 0, want a share in (0, 1]
 }
 
 // What a container reads from its downward-API volume.

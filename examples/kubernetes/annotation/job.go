@@ -16,7 +16,7 @@ import (
 // JobSpec is the JSON a pod carries in its elastico.io/job annotation: what
 // kind of job it is and every configuration it may run under, with the
 // profile RST measured for each. Field names follow elastico.Job and
-// elastico.Profile; family[i].sm is Family[i].Demand.SM, and so on.
+// elastico.Profile; family[i].sm is Profiles[i].Demand.SM, and so on.
 type JobSpec struct {
 	// Class is "training" or "inference". Required.
 	Class string `json:"class"`
@@ -141,13 +141,13 @@ func (s *JobSpec) Job(id string) (elastico.Job, error) {
 	if len(s.Family) == 0 {
 		return j, errors.New("family: is empty, want at least one configuration")
 	}
-	j.Family = make([]elastico.Profile, len(s.Family))
+	j.Profiles = make([]elastico.Profile, len(s.Family))
 	for i := range s.Family {
 		p, err := s.Family[i].profile(j.Class, s.Model, s.Params)
 		if err != nil {
 			return j, fmt.Errorf("family[%d].%w", i, err)
 		}
-		j.Family[i] = p
+		j.Profiles[i] = p
 	}
 	// The library's own checks (NaN, ranges, duplicate IDs, the floor, the
 	// reference batch): a one-job State with no Running assignment checks

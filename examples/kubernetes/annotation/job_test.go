@@ -28,7 +28,7 @@ func TestParseJob(t *testing.T) {
 	cs.Set(elastico.DRAMActive, 0.3)
 	want := elastico.Job{
 		ID: "ml/resnet", Class: elastico.Training, Weight: 2, Optimizer: elastico.SGD, ReferenceBatch: 64,
-		Family: []elastico.Profile{
+		Profiles: []elastico.Profile{
 			{Family: "resnet50", Class: elastico.Training,
 				Config:     elastico.Configuration{ID: "b64", BatchSize: 64, GPUs: 1},
 				Demand:     elastico.Demand{GPUs: 1, SM: 0.5, GPUMemory: 9, CPU: 2, RAM: 8},
@@ -63,14 +63,14 @@ func TestParseJobErrors(t *testing.T) {
 		{"bad optimizer", `{"class":"training","optimizer":"lamb","family":[` + ok + `]}`, `optimizer: is "lamb"`},
 		{"empty family", `{"class":"training","family":[]}`, "family: is empty"},
 		{"no GPUs", one(`{"id":"a","gpus":0,"sm":0.3,"gpuMemoryGiB":10,"throughput":5}`), "family[0].gpus: is 0"},
-		{"SM above one", one(`{"id":"a","gpus":1,"sm":1.5,"gpuMemoryGiB":10,"throughput":5}`), "Family[0].Demand.SM is 1.5"},
-		{"negative memory", one(`{"id":"a","gpus":1,"sm":0.5,"gpuMemoryGiB":-1,"throughput":5}`), "Family[0].Demand.GPUMemory is negative"},
-		{"duplicate IDs", one(ok + "," + ok), `Family[1].Config.ID "a" is a duplicate`},
+		{"SM above one", one(`{"id":"a","gpus":1,"sm":1.5,"gpuMemoryGiB":10,"throughput":5}`), "Profiles[0].Demand.SM is 1.5"},
+		{"negative memory", one(`{"id":"a","gpus":1,"sm":0.5,"gpuMemoryGiB":-1,"throughput":5}`), "Profiles[0].Demand.GPUMemory is negative"},
+		{"duplicate IDs", one(ok + "," + ok), `Profiles[1].Config.ID "a" is a duplicate`},
 		{"unknown counter", one(`{"id":"a","gpus":1,"sm":0.5,"gpuMemoryGiB":1,"throughput":5,"counters":{"sm_busy":0.5}}`), "family[0].counters.sm_busy: is not a counter name"},
 		{"counter above one", one(`{"id":"a","gpus":1,"sm":0.5,"gpuMemoryGiB":1,"throughput":5,"counters":{"sm_active":2}}`), "family[0].counters.sm_active: is 2"},
 		{"floor above every throughput", `{"class":"inference","floor":9,"family":[` + ok + `]}`, "Floor is 9, above every configuration's throughput"},
-		{"memory in MiB", one(`{"id":"a","gpus":1,"sm":0.5,"gpuMemoryGiB":10240,"throughput":5}`), "Family[0].Demand.GPUMemory is 10240 GiB, above MaxGPUMemory"},
-		{"zero throughput", one(`{"id":"a","gpus":1,"sm":0.5,"gpuMemoryGiB":10,"throughput":0}`), "Family[0].Throughput is 0"},
+		{"memory in MiB", one(`{"id":"a","gpus":1,"sm":0.5,"gpuMemoryGiB":10240,"throughput":5}`), "Profiles[0].Demand.GPUMemory is 10240 GiB, above MaxGPUMemory"},
+		{"zero throughput", one(`{"id":"a","gpus":1,"sm":0.5,"gpuMemoryGiB":10,"throughput":0}`), "Profiles[0].Throughput is 0"},
 		{"sgd without a reference batch", `{"class":"training","family":[{"id":"a","batchSize":64,"gpus":1,"sm":0.5,"gpuMemoryGiB":10,"throughput":5},` +
 			`{"id":"b","batchSize":128,"gpus":1,"sm":1,"gpuMemoryGiB":16,"throughput":9}]}`, "ReferenceBatch is unset, but Optimizer sgd"},
 	}

@@ -44,7 +44,7 @@ func ExampleController_Step() {
 	both := planFunc(func(_ context.Context, s *elastico.State) (*elastico.Plan, error) {
 		plan := &elastico.Plan{}
 		for _, j := range s.Jobs {
-			a := &elastico.Assignment{ConfigID: j.Family[0].Config.ID, GPUs: []string{"gpu-a/gpu1"}}
+			a := &elastico.Assignment{ConfigID: j.Profiles[0].Config.ID, GPUs: []string{"gpu-a/gpu1"}}
 			plan.Decisions = append(plan.Decisions, elastico.Decision{JobID: j.ID, Assignment: a, Slowdown: 1.05})
 			plan.Actions = append(plan.Actions, elastico.Action{Kind: elastico.Start, JobID: j.ID, To: a})
 		}

@@ -83,7 +83,7 @@ func TestGPUModelsNoModel(t *testing.T) {
 		t.Errorf("cluster %+v, want node a100 out", s.state.Cluster.Nodes)
 	}
 	for _, want := range []string{
-		`ElasticoInvalidJob: ns/on-h100: has profiles for GPU models H100 only`,
+		`ElasticoInvalidJob: ns/on-h100: are for GPU models H100 only`,
 		`ElasticoInvalidJob: ns/misplaced: "a100/gpu1" is a A100, and configuration "b32" was profiled for V100`,
 		`ElasticoNodeOut: a100: pod ns/misplaced is bound here and its job does not validate`,
 	} {

@@ -78,16 +78,16 @@ func (g *greedy) Epoch(_ context.Context, s *elastico.State) (*elastico.Plan, er
 		if _, held := g.hold[j.ID]; held || j.Running != nil {
 			continue
 		}
-		profiles := make([]*elastico.Profile, len(j.Family))
-		for k := range j.Family {
-			profiles[k] = &j.Family[k]
+		profiles := make([]*elastico.Profile, len(j.Profiles))
+		for k := range j.Profiles {
+			profiles[k] = &j.Profiles[k]
 		}
 		// The smallest footprint first, so that jobs share GPUs.
 		slices.SortStableFunc(profiles, func(a, b *elastico.Profile) int {
 			return cmp.Or(cmp.Compare(float64(a.Demand.GPUs)*a.Demand.SM, float64(b.Demand.GPUs)*b.Demand.SM), cmp.Compare(b.Throughput, a.Throughput))
 		})
 		d := elastico.Decision{JobID: j.ID, Status: elastico.Status{Code: elastico.Unplaceable,
-			Reasons: []string{fmt.Sprintf("no node has GPUs free for any of the %d configurations", len(j.Family))}}}
+			Reasons: []string{fmt.Sprintf("no node has GPUs free for any of the %d configurations", len(j.Profiles))}}}
 	search:
 		for _, p := range profiles {
 			for _, wholeOnly := range []bool{true, false} {

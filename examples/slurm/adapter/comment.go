@@ -348,7 +348,7 @@ func (s *Spec) Job(id string) elastico.Job {
 	return elastico.Job{
 		ID:             id,
 		Class:          s.Class,
-		Family:         fam,
+		Profiles:       fam,
 		Floor:          s.Floor,
 		Weight:         s.Weight,
 		Priority:       s.Priority,

@@ -17,7 +17,7 @@ func ExampleParseSpec() {
 	}
 	job := spec.Job("42")
 	fmt.Println(job.ID, job.Class, job.Optimizer, job.ReferenceBatch)
-	for _, p := range job.Family {
+	for _, p := range job.Profiles {
 		fmt.Printf("%s: %d GPU at %.2f SM, %g GiB, %g samples/s\n", p.Config.ID, p.Demand.GPUs, p.Demand.SM, p.Demand.GPUMemory, p.Throughput)
 	}
 	// Output:

@@ -551,6 +551,11 @@ func (s *lateHold) Jobs(ctx context.Context) ([]Job, error) {
 	js, err := s.CLI.Jobs(ctx)
 	if id := s.armed; id != 0 && err == nil {
 		s.armed = 0
+		// The squeue a moment old that shows the job pending: on a loaded
+		// machine slurmctld may have started it before this one was taken.
+		if k := slices.IndexFunc(js, func(j Job) bool { return j.ID == id }); k >= 0 && js[k].State != "PENDING" {
+			js[k].State, js[k].Reason, js[k].GresDetail, js[k].Nodes = "PENDING", "None", nil, ""
+		}
 		deadline := time.Now().Add(time.Minute)
 		for {
 			now, _ := s.CLI.Jobs(ctx)
