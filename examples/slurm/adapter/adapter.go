@@ -204,6 +204,14 @@ func (a *Adapter) Records() []Record {
 		c := *r
 		c.GPUs = slices.Clone(r.GPUs)
 		c.Env = slices.Clone(r.Env)
+		c.Nodes = slices.Clone(r.Nodes)
+		c.NodeEnv = make([][]string, len(r.NodeEnv))
+		for k, e := range r.NodeEnv {
+			c.NodeEnv[k] = slices.Clone(e)
+		}
+		if r.NodeEnv == nil {
+			c.NodeEnv = nil
+		}
 		c.Launches = slices.Clone(r.Launches)
 		out = append(out, c)
 	}
@@ -368,11 +376,7 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 			if r.active() {
 				// Its GPUs are the adapter's, even while a start or a
 				// relaunch is under way and Slurm holds nothing yet.
-				gs, _ := ParseGres(r.Gres)
-				inv.hold(r.Node, gs, true)
-				if n := inv.node(r.Node); n != nil {
-					n.ours += float64(r.CPUs)
-				}
+				inv.holdRecord(r, 1)
 			} else if sj.Holds() {
 				inv.holdForeign(sj)
 			}
