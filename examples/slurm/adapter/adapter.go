@@ -485,7 +485,7 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 		if k < 0 {
 			return rep, fmt.Errorf("adapter: %w", err)
 		}
-		a.sayOnce(slog.LevelWarn, "job:"+ve.ID, "job left out of the plan", "job", ve.ID, "err", err)
+		a.sayOnce(slog.LevelWarn, "plan:"+ve.ID, "job left out of the plan", "job", ve.ID, "err", err)
 		state.Jobs = slices.Delete(state.Jobs, k, k+1)
 		delete(pending, ve.ID)
 	}
