@@ -290,7 +290,9 @@ func TestSlurmMultiNodeGrows(t *testing.T) {
 			t.Logf("adapter log:\n%s", logs)
 		}
 	})
-	runFile := func(run int, node string) string { return filepath.Join(out, fmt.Sprintf("%d.%d.%s.env", id, run, node)) }
+	runFile := func(run int, node string) string {
+		return filepath.Join(out, fmt.Sprintf("%d.%d.%s.env", id, run, node))
+	}
 	deadline := time.Now().Add(2 * time.Minute) // only stops a hung test
 	for {
 		if _, err := a.Tick(context.Background()); err != nil {

@@ -49,8 +49,8 @@ func (h *harness) nodeEnvOf(job, run int, node string) map[string]string {
 func TestSpreadFlag(t *testing.T) {
 	for text, want := range map[string]Spec{
 		"train gpt spread ref=64 | b=64 g=4 sm=1 mem=20 tput=100": {Family: "gpt", Spread: true},
-		"train spread | g=4 sm=1 mem=20 tput=100":                  {Spread: true},
-		"train gpt | g=2 sm=1 mem=20 tput=100":                     {Family: "gpt"},
+		"train spread | g=4 sm=1 mem=20 tput=100":                 {Spread: true},
+		"train gpt | g=2 sm=1 mem=20 tput=100":                    {Family: "gpt"},
 	} {
 		s, err := ParseSpec(text)
 		if err != nil {

@@ -123,4 +123,3 @@ func (a *Adapter) settle(r *Record, sj *Job, why string) {
 	l.Placed = "unverified: " + why
 	a.log.Warn("run not checked where it landed", "job", r.SlurmID, "run", l.Run, "gen", l.Gen, "why", why)
 }
-
