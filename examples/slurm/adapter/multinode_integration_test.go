@@ -170,13 +170,14 @@ func TestSlurmMultiNode(t *testing.T) {
 		}
 		return m
 	}
+	// The journal, replaced atomically, says what the running adapter saw.
 	waitUntil("the adapter saw every runnable job end", func() bool {
+		jr, err := loadJournal(filepath.Join(state, "journal.json"))
+		if err != nil {
+			return false
+		}
 		for _, j := range jobs {
-			if j.nodes == nil {
-				continue
-			}
-			k := slices.IndexFunc(adapter.Records(), func(r Record) bool { return r.SlurmID == j.id })
-			if k < 0 || adapter.Records()[k].Phase != PhaseDone {
+			if r := jr.jobs[j.id]; j.nodes != nil && (r == nil || r.Phase != PhaseDone) {
 				return false
 			}
 		}
@@ -260,8 +261,9 @@ func TestSlurmMultiNode(t *testing.T) {
 
 // TestSlurmMultiNodeGrows grows a running job from one real node to two:
 // requeuehold, then NumNodes and NodeList set on the held job with its new
-// run's environment, and a release. Run 1 must run on both nodes, with the
-// new configuration and ranks; run 0 on the first node alone.
+// run's environment, and a release; slurmctld and the adapter restart
+// between the requeue and the release. Run 1 must run once, on both nodes,
+// with the new configuration and ranks; run 0 on the first node alone.
 func TestSlurmMultiNodeGrows(t *testing.T) {
 	c, state, out := multiNodeCluster(t)
 	id, err := c.Sbatch("--hold", "--comment=elastico:train gpt spread ref=64 | b=64 g=2 sm=1 mem=10 tput=100 | b=128 g=4 sm=1 mem=10 tput=180",
@@ -274,18 +276,19 @@ func TestSlurmMultiNodeGrows(t *testing.T) {
 	both := elastico.Assignment{ConfigID: "b128-g4", GPUs: []string{n1 + "/gpu0", n1 + "/gpu1", n2 + "/gpu0", n2 + "/gpu1"}}
 	grow := false
 	logs := &syncBuffer{}
-	a, err := New(Config{Slurm: &CLI{Conf: c.Conf}, StateDir: state, GPUMemory: 16, Logger: slog.New(slog.NewTextHandler(logs, nil)),
+	cfg := Config{Slurm: &CLI{Conf: c.Conf}, StateDir: state, GPUMemory: 16, Logger: slog.New(slog.NewTextHandler(logs, nil)),
 		Scheduler: &scripted{plan: func(st *elastico.State) *elastico.Plan {
 			if !grow {
 				return startAs(map[string]elastico.Assignment{strconv.Itoa(id): one})(st)
 			}
 			return flip(strconv.Itoa(id), one, both)(st)
-		}}})
+		}}}
+	a, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a.Close()
 	t.Cleanup(func() {
+		a.Close()
 		if t.Failed() {
 			t.Logf("adapter log:\n%s", logs)
 		}
@@ -294,12 +297,24 @@ func TestSlurmMultiNodeGrows(t *testing.T) {
 		return filepath.Join(out, fmt.Sprintf("%d.%d.%s.env", id, run, node))
 	}
 	deadline := time.Now().Add(2 * time.Minute) // only stops a hung test
+	restarted := false
 	for {
 		if _, err := a.Tick(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(runFile(0, n1)); err == nil {
 			grow = true // run 0 has started: the plan grows it
+		}
+		// Between the requeue and the relaunch onto two nodes, slurmctld
+		// and the adapter restart.
+		if r := a.Records(); !restarted && r[0].Phase == PhaseRelaunch {
+			a.Close()
+			c.RestartController()
+			if a, err = New(cfg); err != nil {
+				t.Fatal(err)
+			}
+			restarted = true
+			t.Logf("restarted slurmctld and the adapter between the requeue and the relaunch")
 		}
 		_, e1 := os.Stat(runFile(1, n1))
 		_, e2 := os.Stat(runFile(1, n2))
@@ -314,6 +329,18 @@ func TestSlurmMultiNodeGrows(t *testing.T) {
 	var placed []string
 	for _, l := range a.Records()[0].Launches {
 		placed = append(placed, fmt.Sprintf("gen %d run %d %s %s", l.Gen, l.Run, l.ConfigID, l.Placed))
+	}
+	if !restarted {
+		t.Errorf("the job was never seen between its requeue and its relaunch")
+	}
+	runs := taskRuns(t, out) // fails on a task recorded twice
+	for _, key := range []string{"0." + n1, "1." + n1, "1." + n2} {
+		if runs[strconv.Itoa(id)+"."+key][0] == 0 {
+			t.Errorf("no start of run.node %s", key)
+		}
+	}
+	if js, err := (&CLI{Conf: c.Conf}).Jobs(context.Background()); err != nil || len(js) != 1 || js[0].Restarts != 1 || js[0].State != "RUNNING" {
+		t.Errorf("squeue: %+v, %v; want the job RUNNING after one restart", js, err)
 	}
 	if want := []string{"gen 1 run 0 b64-g2 ok", "gen 2 run 1 b128-g4 ok"}; !slices.Equal(placed, want) {
 		t.Errorf("launches %q, want %q", placed, want)
