@@ -440,6 +440,7 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 
 	// 3. The State.
 	state := &elastico.State{Now: now, Cluster: inv.cluster(), Carry: a.jr.carry}
+	widest := inv.widest()
 	gpuIn := state.Cluster.Index()
 	for _, id := range ids {
 		r := a.jr.jobs[id]
@@ -451,6 +452,9 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 			return rep, fmt.Errorf("adapter: job %d: journaled spec: %w", id, err)
 		}
 		j := spec.Job(strconv.Itoa(id))
+		// A job that runs on several nodes stays allowed to, whatever
+		// the cluster has become.
+		j.Spread = j.Spread || len(r.nodes()) > 1 || spec.wider(widest)
 		j.Running = &elastico.Assignment{ConfigID: r.ConfigID, GPUs: slices.Clone(r.GPUs)}
 		j.Arrival = time.Unix(r.Arrival, 0)
 		ok := true
@@ -468,6 +472,12 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 	pending := map[string]candidate{}
 	for _, c := range cands {
 		j := c.spec.Job(strconv.Itoa(c.sj.ID))
+		if !j.Spread && c.spec.wider(widest) {
+			// No node holds one of its configurations: it asked for
+			// several nodes in all but name.
+			j.Spread = true
+			a.sayOnce(slog.LevelInfo, "wide:"+j.ID, "a configuration needs more GPUs than any node has: the job may run on several nodes", "job", j.ID, "gpus_per_node", widest)
+		}
 		j.Arrival = time.Unix(c.sj.Submit, 0)
 		state.Jobs = append(state.Jobs, j)
 		pending[j.ID] = c

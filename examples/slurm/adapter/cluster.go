@@ -226,6 +226,15 @@ func (inv *inventory) hold(node string, gs []Gres, ours bool) {
 	}
 }
 
+// widest is the most GPUs a node has.
+func (inv *inventory) widest() int {
+	n := 0
+	for _, ni := range inv.nodes {
+		n = max(n, len(ni.gpus))
+	}
+	return n
+}
+
 // holdRecord records (sign 1) or takes back (sign -1) what one of the
 // adapter's jobs holds by its record: its GRES on each of its nodes and
 // its CPUs, split evenly over them.

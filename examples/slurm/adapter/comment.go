@@ -30,7 +30,8 @@ const Prefix = "elastico:"
 //	spread  (a flag) the replicas of a configuration with g= above 1 may
 //	        run on several nodes: the job reads its ranks from the
 //	        environment (ELASTICO_NODE_RANK, ELASTICO_MASTER_ADDR, ...).
-//	        Without it a configuration runs on one node.
+//	        Without it a configuration runs on one node, unless one of
+//	        the job's needs more GPUs than any node has.
 //
 // ref= is the batch the learning rate was tuned for. A training job under
 // sgd (the default) or adam whose configurations have two batch sizes or
@@ -349,6 +350,17 @@ func count(v string, lo int) (int, error) {
 		return 0, fmt.Errorf("want ≥ %d", lo)
 	}
 	return n, nil
+}
+
+// wider reports whether a configuration needs more GPUs than perNode, the
+// most a node has (0: unknown).
+func (s *Spec) wider(perNode int) bool {
+	for i := range s.Configs {
+		if perNode > 0 && s.Configs[i].Demand.GPUs > perNode {
+			return true
+		}
+	}
+	return false
 }
 
 // Job returns the elastico.Job the spec describes, with the given ID.

@@ -135,7 +135,7 @@ func TestMultiNodeRefused(t *testing.T) {
 		gpus         []string
 		why          string
 	}{
-		"without spread": {strings.Replace(spreadSpec, " spread", "", 1), "b128-g4", fourGPUs,
+		"without spread": {"elastico:train gpt ref=64 | b=64 g=2 sm=1 mem=20 tput=100", "b64-g2", []string{"n1/gpu0", "n2/gpu0"},
 			"the GPUs span nodes n1, n2 and the job does not allow spread"},
 		"other GPUs on each node": {spreadSpec, "b64-g2", []string{"n1/gpu0", "n2/gpu1"},
 			"Slurm gives every node of a job the same GRES, and the plan asks for different ones: shards gpu0:4 on n1, shards gpu1:4 on n2"},
@@ -157,6 +157,32 @@ func TestMultiNodeRefused(t *testing.T) {
 				t.Errorf("job is %s, records %+v: want held and not journaled", f.job(a).State, h.a.Records())
 			}
 		})
+	}
+}
+
+// A job without the flag spread, one of whose configurations no node
+// holds, runs on several nodes all the same: it asked for them in all but
+// name. The State says so to the scheduler.
+func TestWiderThanANodeSpreads(t *testing.T) {
+	f := twoNodes()
+	a := f.submit("elastico:train gpt ref=64 | b=128 g=4 sm=1 mem=20 tput=180", true, "")
+	b := f.submit("elastico:train bert ref=64 | b=64 g=2 sm=1 mem=20 tput=100", true, "")
+	h := newHarness(t, f, startAs(map[string]elastico.Assignment{strconv.Itoa(a): {ConfigID: "b128-g4", GPUs: fourGPUs}}))
+	h.tick()
+	spread := map[string]bool{}
+	for _, j := range h.s.states[0].Jobs {
+		spread[j.ID] = j.Spread
+	}
+	if !spread[strconv.Itoa(a)] || spread[strconv.Itoa(b)] {
+		t.Errorf("Spread in the State: %v; want job %d (g=4 on nodes of 2) spread, job %d (g=2) not", spread, a, b)
+	}
+	f.schedule()
+	if j := f.job(a); j.State != "RUNNING" || j.Nodes != "n1,n2" {
+		t.Errorf("job %d is %s on %q, want RUNNING on n1,n2", a, j.State, j.Nodes)
+	}
+	h.tick()
+	if n := strings.Count(h.logs.String(), "needs more GPUs than any node has"); n != 1 {
+		t.Errorf("%d log lines say why job %d spreads, want 1", n, a)
 	}
 }
 
