@@ -56,46 +56,8 @@ func (a *Adapter) apply(ctx context.Context, plan *elastico.Plan, state *elastic
 			}
 		}
 	}
-	// Waiting jobs learn why in their AdminComment (scontrol show job).
-	for _, d := range plan.Decisions {
-		c, ok := pending[d.JobID]
-		if !ok || a.jr.jobs[c.sj.ID] != nil {
-			continue
-		}
-		why, kind := waiting[d.JobID], "deferred"
-		if why == "" {
-			if d.Assignment != nil {
-				continue
-			}
-			why, kind = d.Status.String(), d.Status.Code.String()
-		}
-		text := truncate("elastico: waiting: "+why, 500)
-		if c.sj.AdminComment == text {
-			continue
-		}
-		// The reasons carry prices that move every epoch: rewrite the
-		// comment when the kind of wait changes, else once a StatusEvery,
-		// not on every tick (each update is a slurmctld state save).
-		last := a.status[c.sj.ID]
-		if last.kind == kind && now.Sub(last.at) < StatusEvery {
-			continue
-		}
-		if err := a.cfg.Slurm.Update(ctx, c.sj.ID, "AdminComment="+text); err != nil {
-			a.sayOnce(slog.LevelWarn, "status:"+d.JobID, "could not set AdminComment", "job", d.JobID, "err", err)
-			continue
-		}
-		a.status[c.sj.ID] = statusMark{kind: kind, at: now}
-	}
+	a.tellWaiting(ctx, plan, pending, waiting, now)
 	return nil
-}
-
-// StatusEvery is the least time between two rewrites of a waiting job's
-// AdminComment for the same kind of wait.
-const StatusEvery = 30 * time.Second
-
-type statusMark struct {
-	kind string
-	at   time.Time
 }
 
 // start launches a held job on the GPUs the plan chose.
