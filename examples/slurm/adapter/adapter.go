@@ -204,6 +204,14 @@ func (a *Adapter) Records() []Record {
 		c := *r
 		c.GPUs = slices.Clone(r.GPUs)
 		c.Env = slices.Clone(r.Env)
+		c.Nodes = slices.Clone(r.Nodes)
+		c.NodeEnv = make([][]string, len(r.NodeEnv))
+		for k, e := range r.NodeEnv {
+			c.NodeEnv[k] = slices.Clone(e)
+		}
+		if r.NodeEnv == nil {
+			c.NodeEnv = nil
+		}
 		c.Launches = slices.Clone(r.Launches)
 		out = append(out, c)
 	}
@@ -368,11 +376,7 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 			if r.active() {
 				// Its GPUs are the adapter's, even while a start or a
 				// relaunch is under way and Slurm holds nothing yet.
-				gs, _ := ParseGres(r.Gres)
-				inv.hold(r.Node, gs, true)
-				if n := inv.node(r.Node); n != nil {
-					n.ours += float64(r.CPUs)
-				}
+				inv.holdRecord(r, 1)
 			} else if sj.Holds() {
 				inv.holdForeign(sj)
 			}
@@ -436,6 +440,7 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 
 	// 3. The State.
 	state := &elastico.State{Now: now, Cluster: inv.cluster(), Carry: a.jr.carry}
+	widest := inv.widest()
 	gpuIn := state.Cluster.Index()
 	for _, id := range ids {
 		r := a.jr.jobs[id]
@@ -447,6 +452,9 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 			return rep, fmt.Errorf("adapter: job %d: journaled spec: %w", id, err)
 		}
 		j := spec.Job(strconv.Itoa(id))
+		// A job that runs on several nodes stays allowed to, whatever
+		// the cluster has become.
+		j.Spread = j.Spread || len(r.nodes()) > 1 || spec.wider(widest)
 		j.Running = &elastico.Assignment{ConfigID: r.ConfigID, GPUs: slices.Clone(r.GPUs)}
 		j.Arrival = time.Unix(r.Arrival, 0)
 		ok := true
@@ -464,6 +472,12 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 	pending := map[string]candidate{}
 	for _, c := range cands {
 		j := c.spec.Job(strconv.Itoa(c.sj.ID))
+		if !j.Spread && c.spec.wider(widest) {
+			// No node holds one of its configurations: it asked for
+			// several nodes in all but name.
+			j.Spread = true
+			a.sayOnce(slog.LevelInfo, "wide:"+j.ID, "a configuration needs more GPUs than any node has: the job may run on several nodes", "job", j.ID, "gpus_per_node", widest)
+		}
 		j.Arrival = time.Unix(c.sj.Submit, 0)
 		state.Jobs = append(state.Jobs, j)
 		pending[j.ID] = c
@@ -481,7 +495,7 @@ func (a *Adapter) Tick(ctx context.Context) (*Report, error) {
 		if k < 0 {
 			return rep, fmt.Errorf("adapter: %w", err)
 		}
-		a.sayOnce(slog.LevelWarn, "job:"+ve.ID, "job left out of the plan", "job", ve.ID, "err", err)
+		a.sayOnce(slog.LevelWarn, "plan:"+ve.ID, "job left out of the plan", "job", ve.ID, "err", err)
 		state.Jobs = slices.Delete(state.Jobs, k, k+1)
 		delete(pending, ve.ID)
 	}

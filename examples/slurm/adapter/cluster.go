@@ -41,6 +41,7 @@ type inventory struct {
 
 type nodeInfo struct {
 	name   string
+	addr   string // NodeAddr, else the name
 	usable bool
 	// registering: slurmctld restarted and slurmd has not registered the
 	// node's GRES layout again ("shard:0" in place of the typed shards).
@@ -146,7 +147,11 @@ func buildInventory(nodes []Node, models *gpuModels) (*inventory, []string) {
 		if modelErr != nil && hasGPU(gs) {
 			notes = append(notes, fmt.Sprintf("node %s: %v; no new job goes there", n.Name, modelErr))
 		}
-		ni := &nodeInfo{name: n.Name, usable: n.Usable() && modelErr == nil, cpus: float64(n.CPUs), ram: float64(n.RealMemory) / 1024}
+		addr := n.Address
+		if addr == "" {
+			addr = n.Name
+		}
+		ni := &nodeInfo{name: n.Name, addr: addr, usable: n.Usable() && modelErr == nil, cpus: float64(n.CPUs), ram: float64(n.RealMemory) / 1024}
 		shards := map[string]int{}
 		untypedShards := false
 		ok := true
@@ -218,6 +223,39 @@ func (inv *inventory) hold(node string, gs []Gres, ours bool) {
 			continue
 		}
 		s.ours = s.ours || ours
+	}
+}
+
+// widest is the most GPUs a node has.
+func (inv *inventory) widest() int {
+	n := 0
+	for _, ni := range inv.nodes {
+		n = max(n, len(ni.gpus))
+	}
+	return n
+}
+
+// holdRecord records (sign 1) or takes back (sign -1) what one of the
+// adapter's jobs holds by its record: its GRES on each of its nodes and
+// its CPUs, split evenly over them.
+func (inv *inventory) holdRecord(r *Record, sign int) {
+	gs, _ := ParseGres(r.Gres)
+	nodes := r.nodes()
+	for _, node := range nodes {
+		if sign > 0 {
+			inv.hold(node, gs, true)
+		} else {
+			for _, g := range gs {
+				if s := inv.gpus[node+"/"+g.Type]; s != nil && g.Name == "shard" {
+					s.used -= g.Count
+				} else if s != nil && g.Name == "gpu" {
+					s.whole--
+				}
+			}
+		}
+		if n := inv.node(node); n != nil {
+			n.ours += float64(sign*r.CPUs) / float64(len(nodes))
+		}
 	}
 }
 

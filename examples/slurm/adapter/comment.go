@@ -27,6 +27,11 @@ const Prefix = "elastico:"
 //	prio=   priority (integer)            opt=    sgd | adam | adascale (training)
 //	ref=    reference batch size          params= model parameters (e.g. 7e9)
 //	work=   remaining work (samples or tokens; 0 = unknown)
+//	spread  (a flag) the replicas of a configuration with g= above 1 may
+//	        run on several nodes: the job reads its ranks from the
+//	        environment (ELASTICO_NODE_RANK, ELASTICO_MASTER_ADDR, ...).
+//	        Without it a configuration runs on one node, unless one of
+//	        the job's needs more GPUs than any node has.
 //
 // ref= is the batch the learning rate was tuned for. A training job under
 // sgd (the default) or adam whose configurations have two batch sizes or
@@ -60,7 +65,9 @@ type Spec struct {
 	ReferenceBatch int
 	Params         float64
 	Remaining      float64
-	Configs        []elastico.Profile
+	// Spread lets the plan put a configuration's GPUs on several nodes.
+	Spread  bool
+	Configs []elastico.Profile
 }
 
 // ParseSpec parses the text of a comment after its "elastico:" prefix (or a
@@ -128,13 +135,17 @@ func (s *Spec) parseHeader(f []string) error {
 		return fmt.Errorf("adapter: header: class %q: want train or infer", f[0])
 	}
 	f = f[1:]
-	if len(f) > 0 && !strings.Contains(f[0], "=") {
+	if len(f) > 0 && !strings.Contains(f[0], "=") && f[0] != "spread" {
 		s.Family, f = f[0], f[1:]
 	}
 	for _, kv := range f {
 		k, v, ok := strings.Cut(kv, "=")
+		if kv == "spread" {
+			s.Spread = true
+			continue
+		}
 		if !ok {
-			return fmt.Errorf("adapter: header: %q: want key=value (or a family name first)", kv)
+			return fmt.Errorf("adapter: header: %q: want key=value, the flag spread (or a family name first)", kv)
 		}
 		var err error
 		switch k {
@@ -341,6 +352,17 @@ func count(v string, lo int) (int, error) {
 	return n, nil
 }
 
+// wider reports whether a configuration needs more GPUs than perNode, the
+// most a node has (0: unknown).
+func (s *Spec) wider(perNode int) bool {
+	for i := range s.Configs {
+		if perNode > 0 && s.Configs[i].Demand.GPUs > perNode {
+			return true
+		}
+	}
+	return false
+}
+
 // Job returns the elastico.Job the spec describes, with the given ID.
 func (s *Spec) Job(id string) elastico.Job {
 	fam := make([]elastico.Profile, len(s.Configs))
@@ -355,6 +377,7 @@ func (s *Spec) Job(id string) elastico.Job {
 		Remaining:      s.Remaining,
 		Optimizer:      s.Optimizer,
 		ReferenceBatch: s.ReferenceBatch,
+		Spread:         s.Spread,
 	}
 }
 
@@ -386,6 +409,9 @@ func (s *Spec) String() string {
 	kv("ref", float64(s.ReferenceBatch))
 	kv("params", s.Params)
 	kv("work", s.Remaining)
+	if s.Spread {
+		b.WriteString(" spread")
+	}
 	for i := range s.Configs {
 		p := &s.Configs[i]
 		b.WriteString(" | id=" + p.Config.ID)

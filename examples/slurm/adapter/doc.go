@@ -8,8 +8,12 @@
 // with no GRES; the adapter gives it the GPUs the plan chose (whole GPUs,
 // or shards of one GPU type per device so that co-location is exactly the
 // plan's), writes its launch parameters where the [TaskProlog] exports them
-// into the job, and releases it. A reconfiguration requeues the job and
-// releases it again under the new configuration on the same GPUs.
+// into the job, and releases it. A job whose spec says spread may run on
+// several nodes (the same GPU types on each, as Slurm's GRES is per node);
+// each node's tasks read their rank, the job's world size and rank 0's
+// address from their environment. A reconfiguration requeues the job and
+// releases it again under the new configuration on the same GPUs, or more,
+// on the same nodes or more.
 //
 // A running job may report its throughput in its progress file (a
 // [Progress] line in [Config.ProgressDir], ELASTICO_PROGRESS_FILE in the

@@ -178,12 +178,15 @@ func (f *fakeSlurm) update(id int, fields ...string) error {
 			j.CPUs, _ = strconv.Atoi(v)
 		case "AdminComment":
 			j.AdminComment = v
-		case "NodeList", "StartTime":
+		case "NodeList", "StartTime", "NumNodes":
 			if j.State != "PENDING" {
 				return errors.New("Job is no longer pending execution")
 			}
-			if k == "NodeList" {
+			switch k {
+			case "NodeList":
 				j.ReqNodes = v
+			case "NumNodes":
+				j.NodeCount, _ = strconv.Atoi(v)
 			}
 		default:
 			return fmt.Errorf("fake: unknown field %s", k)
@@ -264,7 +267,7 @@ var errLie = errors.New("injected: slurmctld did it but the answer was lost")
 
 // schedule starts every released pending job whose GRES fit now, in
 // submit order, as slurmctld's scheduler pass would, on its NodeList (or
-// the first node).
+// the first node): the job's GRES on each of its nodes.
 func (f *fakeSlurm) schedule() {
 	for _, j := range f.jobs {
 		if j.State != "PENDING" || j.Priority == 0 {
@@ -272,64 +275,79 @@ func (f *fakeSlurm) schedule() {
 		}
 		if f.fits(j.ID) {
 			j.State, j.Reason = "RUNNING", "None"
-			j.Nodes = f.nodeOf(j).Name
-			var d []string
-			for _, g := range f.gres[j.ID] {
-				idx, _ := strconv.Atoi(strings.TrimPrefix(g.Type, "gpu"))
-				if m, ok := f.misplace[j.ID]; ok {
-					idx = m
-					delete(f.misplace, j.ID)
+			var names, details []string
+			for _, n := range f.nodesOf(j) {
+				names = append(names, n.Name)
+				var d []string
+				for _, g := range f.gres[j.ID] {
+					idx, _ := strconv.Atoi(strings.TrimPrefix(g.Type, "gpu"))
+					if m, ok := f.misplace[j.ID]; ok {
+						idx = m
+						delete(f.misplace, j.ID)
+					}
+					d = append(d, fmt.Sprintf("%s(IDX:%d)", g, idx))
 				}
-				d = append(d, fmt.Sprintf("%s(IDX:%d)", g, idx))
+				details = append(details, strings.Join(d, ","))
 			}
-			j.GresDetail = []string{strings.Join(d, ",")}
+			j.Nodes = strings.Join(names, ",")
+			j.GresDetail = details
 		} else {
 			j.Reason = "Resources"
 		}
 	}
 }
 
-// nodeOf is the node a job runs on, or would start on: its NodeList, else
-// the first node.
-func (f *fakeSlurm) nodeOf(j *Job) *Node {
-	for i := range f.nodes {
-		if f.nodes[i].Name == j.ReqNodes {
-			return &f.nodes[i]
-		}
-	}
-	return &f.nodes[0]
-}
-
-func (f *fakeSlurm) fits(id int) bool {
-	whole, used := map[string]int{}, map[string]int{}
-	node := f.nodeOf(f.job(id))
-	for _, o := range f.jobs {
-		if o.State != "RUNNING" || f.nodeOf(o) != node {
-			continue
-		}
-		for _, g := range f.gres[o.ID] {
-			if g.Name == "gpu" {
-				whole[g.Type]++
-			} else {
-				used[g.Type] += g.Count
+// nodesOf is the nodes a job runs on, or would start on: its NodeList,
+// else the first node.
+func (f *fakeSlurm) nodesOf(j *Job) []*Node {
+	var out []*Node
+	for _, name := range expandHostlist(j.ReqNodes) {
+		for i := range f.nodes {
+			if f.nodes[i].Name == name {
+				out = append(out, &f.nodes[i])
 			}
 		}
 	}
-	have, _ := ParseGres(node.Gres)
-	cap := map[string]int{}
-	for _, g := range have {
-		if g.Name == "shard" {
-			cap[g.Type] = g.Count
-		}
+	if len(out) == 0 {
+		out = []*Node{&f.nodes[0]}
 	}
-	for _, g := range f.gres[id] {
-		switch {
-		case g.Type == "":
-			return false
-		case g.Name == "gpu" && (whole[g.Type] > 0 || used[g.Type] > 0):
-			return false
-		case g.Name == "shard" && (whole[g.Type] > 0 || used[g.Type]+g.Count > cap[g.Type]):
-			return false
+	return out
+}
+
+func (f *fakeSlurm) fits(id int) bool {
+	for _, node := range f.nodesOf(f.job(id)) {
+		whole, used := map[string]int{}, map[string]int{}
+		for _, o := range f.jobs {
+			if o.State != "RUNNING" || !slices.Contains(f.nodesOf(o), node) {
+				continue
+			}
+			for _, g := range f.gres[o.ID] {
+				if g.Name == "gpu" {
+					whole[g.Type]++
+				} else {
+					used[g.Type] += g.Count
+				}
+			}
+		}
+		have, _ := ParseGres(node.Gres)
+		cap := map[string]int{}
+		gpus := map[string]bool{}
+		for _, g := range have {
+			if g.Name == "shard" {
+				cap[g.Type] = g.Count
+			} else {
+				gpus[g.Type] = true
+			}
+		}
+		for _, g := range f.gres[id] {
+			switch {
+			case g.Type == "" || !gpus[g.Type]:
+				return false
+			case g.Name == "gpu" && (whole[g.Type] > 0 || used[g.Type] > 0):
+				return false
+			case g.Name == "shard" && (whole[g.Type] > 0 || used[g.Type]+g.Count > cap[g.Type]):
+				return false
+			}
 		}
 	}
 	return true

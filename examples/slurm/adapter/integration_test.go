@@ -540,22 +540,22 @@ echo "end $SLURM_JOB_ID $r $(date +%%s.%%N)" >> %[1]s/runs.log`, out, sleep)
 }
 
 // lateHold is Slurm seen through a squeue that is a moment old: once
-// armed, Jobs returns its snapshot only after the armed job has started.
+// armed, Jobs returns its snapshot only after the armed job has started,
+// and shows the job released and pending, as squeue did before the start.
 type lateHold struct {
 	*CLI
 	t     *testing.T
 	armed int
+	// rewound says slurmctld had started the job before the snapshot was
+	// taken (it can, within a tenth of a second of the release): the
+	// snapshot's entry was set back to pending.
+	rewound bool
 }
 
 func (s *lateHold) Jobs(ctx context.Context) ([]Job, error) {
 	js, err := s.CLI.Jobs(ctx)
 	if id := s.armed; id != 0 && err == nil {
 		s.armed = 0
-		// The squeue a moment old that shows the job pending: on a loaded
-		// machine slurmctld may have started it before this one was taken.
-		if k := slices.IndexFunc(js, func(j Job) bool { return j.ID == id }); k >= 0 && js[k].State != "PENDING" {
-			js[k].State, js[k].Reason, js[k].GresDetail, js[k].Nodes = "PENDING", "None", nil, ""
-		}
 		deadline := time.Now().Add(time.Minute)
 		for {
 			now, _ := s.CLI.Jobs(ctx)
@@ -568,14 +568,19 @@ func (s *lateHold) Jobs(ctx context.Context) ([]Job, error) {
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
+		if k := slices.IndexFunc(js, func(j Job) bool { return j.ID == id }); k >= 0 && js[k].State != "PENDING" {
+			js[k].State, js[k].Reason, js[k].Nodes, js[k].GresDetail = "PENDING", "None", "", nil
+			s.rewound = true
+		}
 	}
 	return js, err
 }
 
 // TestSlurmReconfigureRacesTheStart is TestReconfigureRacesTheStart on a
 // real slurmctld, made deterministic: the plan reconfigures a job the tick
-// after its release, on a squeue that still shows it pending, and
-// slurmctld has started it by the time the adapter holds it. Slurm 22.05
+// after its release, on a squeue that shows it pending (set back so when
+// slurmctld was quicker than the tick), and slurmctld has started it by
+// the time the adapter holds it. Slurm 22.05
 // holds the running job without an error; the adapter must see that it
 // runs, check it, and requeue it into the new configuration.
 func TestSlurmReconfigureRacesTheStart(t *testing.T) {
@@ -636,6 +641,7 @@ func TestSlurmReconfigureRacesTheStart(t *testing.T) {
 	if !strings.Contains(logs.String(), "the job started before the hold meant to reconfigure it") {
 		t.Errorf("the hold was not too late: the test did not race")
 	}
+	t.Logf("slurmctld started the job before the adapter's squeue, which was set back: %v", slurm.rewound)
 }
 
 func readEnv(t *testing.T, path string) map[string]string {

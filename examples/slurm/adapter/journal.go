@@ -59,12 +59,19 @@ type Record struct {
 	Gen      int
 	ConfigID string
 	GPUs     []string // elastico GPU IDs, in the order of the assignment
-	IDX      []int    // their device indices on the node (the GRES types' natural order)
-	Node     string
-	Kind     string // "gpu" (whole GPUs) or "shard"
-	Gres     string // exactly what scontrol update Gres= was given
-	CPUs     int
-	Env      []string
+	IDX      []int    // their device indices on their nodes (the GRES types' natural order)
+	Node     string   // the job's first node (its only one, unless Nodes says more)
+	// Nodes are the nodes of a job that spans several, in node-rank order
+	// (Node is Nodes[0]); empty for a one-node job.
+	Nodes []string `json:",omitempty"`
+	Kind  string   // "gpu" (whole GPUs) or "shard"
+	Gres  string   // exactly what scontrol update Gres= was given: per node, the same on each
+	CPUs  int      // the job's CPUs (NumCPUs=), split evenly over its nodes
+	// Env is the run's environment: all of it for a one-node job; the part
+	// every node shares for a job on several, and NodeEnv[k] the rest for
+	// Nodes[k].
+	Env     []string
+	NodeEnv [][]string `json:",omitempty"`
 	// RestartBase is the job's restart count when the requeue was decided.
 	RestartBase int
 	// RequeuedAt is when the run was stopped for a relaunch; zero when the
@@ -106,6 +113,17 @@ func (r *Record) same(sj *Job) bool {
 		return true
 	}
 	return sj.Restarts > 0 && sj.Submit > r.Submit && sj.User == r.User && sj.Name == r.Name
+}
+
+// nodes returns the job's nodes, in node-rank order.
+func (r *Record) nodes() []string {
+	if len(r.Nodes) > 0 {
+		return r.Nodes
+	}
+	if r.Node == "" {
+		return nil
+	}
+	return []string{r.Node}
 }
 
 // active reports whether the adapter still drives the job.

@@ -35,13 +35,16 @@ type Job struct {
 	Reason       string   `json:"state_reason"` // JobHeldUser, BeginTime, Resources, ...
 	Comment      string   `json:"comment"`
 	AdminComment string   `json:"admin_comment"`
-	TresPerNode  string   `json:"tres_per_node"` // "gres:shard:gpu1:2,gres:shard:gpu3:2"
-	GresDetail   []string `json:"gres_detail"`   // while it runs: "gpu:gpu1:1(IDX:1),gpu:gpu3:1(IDX:3)"
-	Nodes        string   `json:"nodes"`
+	TresPerNode  string   `json:"tres_per_node"`  // "gres:shard:gpu1:2,gres:shard:gpu3:2"
+	GresDetail   []string `json:"gres_detail"`    // while it runs: "gpu:gpu1:1(IDX:1),gpu:gpu3:1(IDX:3)"
+	Nodes        string   `json:"nodes"`          // "n[1-2]": gres_detail has one entry per node, in this order
 	ReqNodes     string   `json:"required_nodes"` // NodeList= as set by scontrol update
-	Restarts     int      `json:"restart_cnt"`
-	Submit       int64    `json:"submit_time"`
-	CPUs         int      `json:"cpus"`
+	// NodeCount is the nodes the job asks for (NumNodes=) or holds; 0
+	// (absent) reads as 1.
+	NodeCount int   `json:"node_count"`
+	Restarts  int   `json:"restart_cnt"`
+	Submit    int64 `json:"submit_time"`
+	CPUs      int   `json:"cpus"`
 	// Priority is 0 while the job is held (by its user, by an admin, or
 	// after requeuehold).
 	Priority float64 `json:"priority"`
@@ -74,6 +77,7 @@ func (j *Job) Holds() bool {
 // Node is one Slurm node, as sinfo --json reports it.
 type Node struct {
 	Name       string   `json:"name"`
+	Address    string   `json:"address"`     // NodeAddr: where a multi-node job's ranks meet
 	State      string   `json:"state"`       // idle, mixed, allocated, down, ...
 	Flags      []string `json:"state_flags"` // DRAIN, ...
 	Gres       string   `json:"gres"`        // "gpu:gpu0:1,...,shard:gpu0:4,..."

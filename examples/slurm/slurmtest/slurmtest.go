@@ -1,5 +1,5 @@
-// Package slurmtest starts a real single-host Slurm (munged, slurmctld,
-// slurmd) for a test, in a fresh state directory, with placeholder GPUs
+// Package slurmtest starts a real Slurm on one host (munged, slurmctld, one
+// slurmd per node) for a test, in a fresh state directory, with placeholder GPUs
 // (character devices made with mknod, major 195 like /dev/nvidiaN) typed one
 // per device and split into shards, the way the elastico adapter wants a
 // site to configure them. It follows the measured recipe of Slurm 22.05 on
@@ -9,6 +9,11 @@
 // apt-get) and skips the test, with the reason, where that cannot be done.
 // Everything it starts is stopped in t.Cleanup, by PID, after every job is
 // cancelled (a running job's slurmstepd survives a slurmd stop otherwise).
+//
+// A cluster of several nodes runs each slurmd in a network namespace of its
+// own (Debian's slurmd cannot run twice on one network stack), joined to
+// the host by a bridge; the test skips, saying why, where namespaces cannot
+// be made.
 package slurmtest
 
 import (
@@ -30,23 +35,34 @@ import (
 
 // Options shapes the cluster. Zero fields take the defaults.
 type Options struct {
-	Node         string // node name (default "node1")
-	GPUs         int    // placeholder GPUs (default 4)
-	ShardsPerGPU int    // shards per GPU (default 4; negative: no shards)
-	CPUs         int    // advertised CPUs (default 16; may exceed the real cores)
+	// Node is the node's name (default "node1"); with several nodes, the
+	// prefix of their names (default "node": node1, node2, ...).
+	Node string
+	// Nodes is how many nodes (slurmd) to run (default 1).
+	Nodes int
+	// Features are each node's features (slurm.conf Features=), by node:
+	// "gpu_v100" names its GPU model for the adapter.
+	Features     []string
+	GPUs         int // placeholder GPUs per node (default 4)
+	ShardsPerGPU int // shards per GPU (default 4; negative: no shards)
+	CPUs         int // advertised CPUs (default 16; may exceed the real cores)
 	// TaskProlog is the TaskProlog= path in slurm.conf (optional).
 	TaskProlog string
 }
 
 // Cluster is a running Slurm.
 type Cluster struct {
-	Root string // everything lives under it
-	Conf string // slurm.conf
-	Node string
-	Opt  Options
+	Root  string   // everything lives under it
+	Conf  string   // slurm.conf
+	Node  string   // the first node
+	Nodes []string // every node, in slurm.conf's order
+	// Addrs are the nodes' addresses (NodeAddr), by name.
+	Addrs map[string]string
+	Opt   Options
 
 	t       testing.TB
-	gres    string // the node's Gres= as slurmd registers it
+	net     *network // several nodes: their namespaces
+	gres    string   // each node's Gres= as slurmd registers it
 	mu      sync.Mutex
 	daemons map[string]*daemon
 }
@@ -121,9 +137,30 @@ func Start(t testing.TB, opt Options) *Cluster {
 	if err := installOnce(); err != nil {
 		t.Skipf("slurmtest: Slurm cannot be installed here: %v", err)
 	}
-	if opt.Node == "" {
-		opt.Node = "node1"
+	if opt.Nodes == 0 {
+		opt.Nodes = 1
 	}
+	names := []string{opt.Node}
+	if opt.Nodes == 1 && opt.Node == "" {
+		names[0] = "node1"
+	}
+	var nw *network
+	if opt.Nodes > 1 {
+		prefix := opt.Node
+		if prefix == "" {
+			prefix = "node"
+		}
+		names = nil
+		for k := 1; k <= opt.Nodes; k++ {
+			names = append(names, prefix+strconv.Itoa(k))
+		}
+		var err error
+		if nw, err = newNetwork(opt.Nodes); err != nil {
+			t.Skipf("slurmtest: %d nodes need a network namespace each, which cannot be made here: %v", opt.Nodes, err)
+		}
+		t.Cleanup(nw.close) // after c.stop: cleanups run last first
+	}
+	opt.Node = names[0]
 	if opt.GPUs == 0 {
 		opt.GPUs = 4
 	}
@@ -139,7 +176,14 @@ func Start(t testing.TB, opt Options) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Cluster{Root: root, Conf: filepath.Join(root, "etc", "slurm.conf"), Node: opt.Node, Opt: opt, t: t, daemons: map[string]*daemon{}}
+	c := &Cluster{Root: root, Conf: filepath.Join(root, "etc", "slurm.conf"), Node: names[0], Nodes: names, Addrs: map[string]string{},
+		Opt: opt, t: t, net: nw, daemons: map[string]*daemon{}}
+	for k, n := range names {
+		c.Addrs[n] = "127.0.0.1"
+		if nw != nil {
+			c.Addrs[n] = nw.addr[k]
+		}
+	}
 	t.Cleanup(c.stop)
 	for _, d := range []string{"etc", "state", "spool", "log", "out", "dev", "munge/etc", "munge/run"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
@@ -149,10 +193,15 @@ func Start(t testing.TB, opt Options) *Cluster {
 	os.Chmod(root, 0o755)
 	os.Chmod(filepath.Join(root, "out"), 0o777)
 	os.Chmod(filepath.Join(root, "munge", "etc"), 0o700)
-	for i := 0; i < opt.GPUs; i++ {
-		dev := filepath.Join(root, "dev", "nvidia"+strconv.Itoa(i))
-		if err := syscall.Mknod(dev, syscall.S_IFCHR|0o666, int(195<<8|i)); err != nil {
-			t.Skipf("slurmtest: mknod %s: %v (placeholder GPUs need CAP_MKNOD)", dev, err)
+	for _, n := range names {
+		if err := os.MkdirAll(c.devDir(n), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < opt.GPUs; i++ {
+			dev := filepath.Join(c.devDir(n), "nvidia"+strconv.Itoa(i))
+			if err := syscall.Mknod(dev, syscall.S_IFCHR|0o666, int(195<<8|i%256)); err != nil {
+				t.Skipf("slurmtest: mknod %s: %v (placeholder GPUs need CAP_MKNOD)", dev, err)
+			}
 		}
 	}
 	ports, err := freePorts(2)
@@ -168,15 +217,41 @@ func Start(t testing.TB, opt Options) *Cluster {
 		t.Fatalf("mungekey: %v: %s", err, out)
 	}
 	sock := filepath.Join(root, "munge", "run", "munge.socket")
-	c.spawn("munged", "munged", "-F", "--key-file="+key, "--socket="+sock,
+	c.spawn("munged", exec.Command("munged", "-F", "--key-file="+key, "--socket="+sock,
 		"--pid-file="+filepath.Join(root, "munge", "run", "munged.pid"),
 		"--log-file="+filepath.Join(root, "log", "munged.log"),
-		"--seed-file="+filepath.Join(root, "munge", "etc", "munged.seed"))
+		"--seed-file="+filepath.Join(root, "munge", "etc", "munged.seed")))
 	c.waitFor("munged", readyWithin, func() bool { _, err := os.Stat(sock); return err == nil })
 	c.startController()
-	c.spawn("slurmd", "slurmd", "-D", "-N", opt.Node, "-f", c.Conf)
+	for k, n := range names {
+		if nw == nil {
+			c.spawn("slurmd", exec.Command("slurmd", "-D", "-N", n, "-f", c.Conf))
+		} else {
+			c.spawn("slurmd-"+n, nw.command(k, "slurmd", "-D", "-N", n, "-f", c.Conf))
+		}
+	}
 	c.waitNode(readyWithin)
 	return c
+}
+
+// devDir holds a node's placeholder GPUs.
+func (c *Cluster) devDir(node string) string {
+	if c.net == nil {
+		return filepath.Join(c.Root, "dev")
+	}
+	return filepath.Join(c.Root, "dev", node)
+}
+
+// slurmds are the names of the slurmd daemons (one per node).
+func (c *Cluster) slurmds() []string {
+	if c.net == nil {
+		return []string{"slurmd"}
+	}
+	var out []string
+	for _, n := range c.Nodes {
+		out = append(out, "slurmd-"+n)
+	}
+	return out
 }
 
 // readyWithin bounds the wait for a daemon to come up: seconds when the
@@ -207,16 +282,26 @@ func (c *Cluster) writeConfig(ctldPort, slurmdPort int) error {
 	r, o := c.Root, c.Opt
 	var gres []string
 	var conf strings.Builder
+	for _, n := range c.Nodes {
+		on := ""
+		if c.net != nil {
+			on = "NodeName=" + n + " "
+		}
+		for i := 0; i < o.GPUs; i++ {
+			fmt.Fprintf(&conf, "%sName=gpu Type=gpu%d File=%s/nvidia%d\n", on, i, c.devDir(n), i)
+		}
+		for i := 0; i < o.GPUs && o.ShardsPerGPU > 0; i++ {
+			fmt.Fprintf(&conf, "%sName=shard Type=gpu%d Count=%d File=%s/nvidia%d\n", on, i, o.ShardsPerGPU, c.devDir(n), i)
+		}
+	}
 	for i := 0; i < o.GPUs; i++ {
 		gres = append(gres, fmt.Sprintf("gpu:gpu%d:1", i))
-		fmt.Fprintf(&conf, "Name=gpu Type=gpu%d File=%s/dev/nvidia%d\n", i, r, i)
 	}
 	types := "gpu"
 	if o.ShardsPerGPU > 0 {
 		types = "gpu,shard"
 		for i := 0; i < o.GPUs; i++ {
 			gres = append(gres, fmt.Sprintf("shard:gpu%d:%d", i, o.ShardsPerGPU))
-			fmt.Fprintf(&conf, "Name=shard Type=gpu%d Count=%d File=%s/dev/nvidia%d\n", i, o.ShardsPerGPU, r, i)
 		}
 	}
 	c.gres = strings.Join(gres, ",")
@@ -227,8 +312,27 @@ func (c *Cluster) writeConfig(ctldPort, slurmdPort int) error {
 	if o.TaskProlog != "" {
 		prolog = "TaskProlog=" + o.TaskProlog + "\n"
 	}
+	// One node: everything on localhost. Several: slurmctld on the
+	// bridge, each slurmd at its namespace's address, with its own spool,
+	// PID file and log (%n is the node's name).
+	ctld, perNode := "localhost", ""
+	if c.net != nil {
+		ctld, perNode = "localhost("+c.net.host+")", "-%n"
+	}
+	var nodes strings.Builder
+	for k, n := range c.Nodes {
+		host, feat := "localhost", ""
+		if c.net != nil {
+			host = n
+		}
+		if k < len(o.Features) && o.Features[k] != "" {
+			feat = " Features=" + o.Features[k]
+		}
+		fmt.Fprintf(&nodes, "NodeName=%s NodeHostname=%s NodeAddr=%s CPUs=%d RealMemory=16000%s Gres=%s State=UNKNOWN\n",
+			n, host, c.Addrs[n], o.CPUs, feat, c.gres)
+	}
 	s := fmt.Sprintf(`ClusterName=elastico
-SlurmctldHost=localhost
+SlurmctldHost=%[6]s
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -237,11 +341,11 @@ AuthInfo=socket=%[1]s/munge/run/munge.socket
 SlurmctldPort=%[2]d
 SlurmdPort=%[3]d
 StateSaveLocation=%[1]s/state
-SlurmdSpoolDir=%[1]s/spool
+SlurmdSpoolDir=%[1]s/spool%[7]s
 SlurmctldPidFile=%[1]s/slurmctld.pid
-SlurmdPidFile=%[1]s/slurmd.pid
+SlurmdPidFile=%[1]s/slurmd%[7]s.pid
 SlurmctldLogFile=%[1]s/log/slurmctld.log
-SlurmdLogFile=%[1]s/log/slurmd.log
+SlurmdLogFile=%[1]s/log/slurmd%[7]s.log
 SlurmctldDebug=info
 SlurmdDebug=info
 ProctrackType=proctrack/linuxproc
@@ -259,20 +363,18 @@ ReturnToService=2
 SlurmdParameters=config_overrides
 KillWait=2
 %[4]sGresTypes=%[5]s
-NodeName=%[6]s NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=%[7]d RealMemory=16000 Gres=%[8]s State=UNKNOWN
-PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-`, r, ctldPort, slurmdPort, prolog, types, o.Node, o.CPUs, strings.Join(gres, ","))
+%[8]sPartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+`, r, ctldPort, slurmdPort, prolog, types, ctld, perNode, nodes.String())
 	return os.WriteFile(c.Conf, []byte(s), 0o644)
 }
 
 // spawn starts a daemon in the foreground of a child process we wait on.
-func (c *Cluster) spawn(name string, bin string, args ...string) {
+func (c *Cluster) spawn(name string, cmd *exec.Cmd) {
 	c.t.Helper()
 	logf, err := os.OpenFile(filepath.Join(c.Root, "log", name+".stderr"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	cmd := exec.Command(bin, args...)
 	cmd.Env = c.Env()
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
@@ -323,7 +425,7 @@ func (c *Cluster) logTail(name string) string {
 
 func (c *Cluster) startController() {
 	c.t.Helper()
-	c.spawn("slurmctld", "slurmctld", "-D", "-f", c.Conf)
+	c.spawn("slurmctld", exec.Command("slurmctld", "-D", "-f", c.Conf))
 	c.waitFor("slurmctld", readyWithin, func() bool {
 		out, err := c.Output("scontrol", "ping")
 		return err == nil && strings.Contains(out, "is UP")
@@ -334,16 +436,22 @@ func (c *Cluster) waitNode(limit time.Duration) {
 	c.t.Helper()
 	// Registered: a state that takes jobs, and the GRES layout slurmd
 	// reports (after a controller restart slurmctld shows "shard:0" until
-	// slurmd registers again).
-	c.waitFor("slurmd", limit, func() bool {
-		out, _ := c.Output("sinfo", "-h", "-N", "-o", "%T|%G")
-		st, gres, _ := strings.Cut(strings.TrimSpace(out), "|")
-		switch st {
-		case "idle", "mixed", "allocated":
-			return gres == c.gres
+	// slurmd registers again), on every node.
+	for _, d := range c.slurmds() {
+		node := strings.TrimPrefix(d, "slurmd-")
+		if d == "slurmd" {
+			node = c.Node
 		}
-		return false
-	})
+		c.waitFor(d, limit, func() bool {
+			out, _ := c.Output("sinfo", "-h", "-N", "-n", node, "-o", "%T|%G")
+			st, gres, _ := strings.Cut(strings.TrimSpace(out), "|")
+			switch st {
+			case "idle", "mixed", "allocated":
+				return gres == c.gres
+			}
+			return false
+		})
+	}
 }
 
 // RestartController stops slurmctld with SIGTERM (it saves its state),
@@ -431,11 +539,11 @@ func (c *Cluster) stop() {
 			}
 		}
 	}
-	for _, name := range []string{"slurmd", "slurmctld", "munged"} {
+	for _, name := range append(c.slurmds(), "slurmctld", "munged") {
 		c.stopDaemon(name, 10*time.Second)
 	}
 	if c.t.Failed() {
-		for _, name := range []string{"slurmctld", "slurmd"} {
+		for _, name := range append([]string{"slurmctld"}, c.slurmds()...) {
 			c.t.Logf("%s log tail:%s", name, c.logTail(name))
 		}
 		if os.Getenv("SLURMTEST_KEEP") != "" {

@@ -3,6 +3,7 @@ package slurmtest
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -66,3 +67,43 @@ func TestCycle(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestTwoNodes starts two slurmd, each in its network namespace, runs one
+// job on both (a task per node, each on its node's gpu1), and restarts
+// slurmctld: both nodes register again.
+func TestTwoNodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real Slurm daemons")
+	}
+	start := time.Now()
+	c := Start(t, Options{Nodes: 2, GPUs: 2, ShardsPerGPU: 2, Features: []string{"gpu_v100", "gpu_k80"}})
+	t.Logf("two nodes up in %v: %v at %v", time.Since(start).Round(time.Millisecond), c.Nodes, c.Addrs)
+	feats, err := c.Output("sinfo", "-h", "-N", "-o", "%N %f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(feats); strings.Join(got, " ") != "node1 gpu_v100 node2 gpu_k80" {
+		t.Errorf("sinfo features: %q", feats)
+	}
+	out := filepath.Join(c.Root, "out")
+	id, err := c.Sbatch("-N", "2", "--gres=gpu:gpu1:1", "-o", out+"/%j.log", "--wrap",
+		`srun -l sh -c 'echo $SLURMD_NODENAME $SLURM_NODEID $CUDA_VISIBLE_DEVICES'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	var lines []string
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile(filepath.Join(out, itoa(id)+".log"))
+		if lines = strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) == 2 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	slices.Sort(lines)
+	if want := []string{"0: node1 0 1", "1: node2 1 1"}; !slices.Equal(lines, want) {
+		t.Errorf("the job's tasks printed %q, want %q", lines, want)
+	}
+	c.RestartController()
+	t.Logf("done in %v", time.Since(start).Round(time.Millisecond))
+}
