@@ -11,7 +11,11 @@ import (
 )
 
 // epoch is one Epoch call's working set; the Scheduler keeps it for the
-// next call.
+// next call, so that its slices are reused. Its state is grouped by how
+// long it holds: the cluster's layout (kept while the GPUs stay the same),
+// the market an epoch builds from the State, the rounds' working set, and
+// the final passes' scratch. Every part is reset by the stage that owns
+// it; none is read before that stage has run.
 type epoch struct {
 	s   *Scheduler
 	cfg *Config
@@ -21,6 +25,20 @@ type epoch struct {
 	overs   float64
 	maxJobs int
 
+	layout
+	marketState
+	roundState
+	finalState
+
+	memo      memo
+	stats     elastico.Stats
+	truncated bool
+}
+
+// layout is the cluster as global GPU numbers, its GPU models and its
+// feasibility checker (init, index, indexModels, checker): rebuilt only
+// when the cluster changes.
+type layout struct {
 	// gpuRef locates each GPU by ID, built for the GPUs (in order) gpuIDs
 	// lists: kept while the cluster's GPUs stay the same.
 	gpuRef    map[string]elastico.GPURef
@@ -36,6 +54,17 @@ type epoch struct {
 	ckKey, ckPrev []float64
 	ckModels      []string // every GPU's model when ck was built
 
+	// The cluster's GPU models and each one's GPUs, when it has several
+	// (see models.go).
+	models   []string
+	modelCap []float64
+}
+
+// marketState is what buildMarket makes of the State, once an epoch: each
+// job's options and what they are worth, the jobs where they run, the
+// queue and the sharing rule in force, what co-runs taught. The rounds
+// read it; only learned (penalties Δ per violation) changes after.
+type marketState struct {
 	jobs    []jobState
 	calmNow elastico.Calm // the jobs as this epoch sees them, and since when (see calm)
 	calmOn  bool          // the last epoch saw the same jobs
@@ -51,7 +80,6 @@ type epoch struct {
 	grownCache     map[notGrownKey]string // notGrown's sentences, shared by the jobs they fit
 	famVal         []float64              // per slot (see memo): w·G̃ of the option, 0 if none
 
-	market   elastico.Market
 	options  []elastico.Option // every bidder's options, flat
 	optFam   []int32           // family index of each option
 	real     []elastico.Vector // each option's true total demand
@@ -59,14 +87,13 @@ type epoch struct {
 	learned  []float64         // learned penalties (Carry, then Δ per violation)
 	optModel []int16           // each option's GPU model in models, -1: any
 	bidJob   []int32
-	choice   []int32 // per bidder: option (within the bidder), -1
-	sol      elastico.Solution
 	waiting  []int32 // jobs that do not run, in admission order
 	waitKeys []waitKey
 	famOff   []int32   // job j's profiles have the slots famOff[j] to famOff[j+1]-1
 	famG     []float64 // G̃ of each profile
 	q        float64   // queue pressure
 	lim      iac.Limit // the sharing rule in force at q
+	limKeep  iac.Limit // the rule for a pair that shares a GPU as before (Sharing.Keep)
 	// What co-runs taught (learnCoRuns): the corrections, and a dense
 	// table of their factors by family row (corrRow per job).
 	corr      *iac.Corrections
@@ -76,32 +103,38 @@ type epoch struct {
 	corrFac   []float64
 	corrN     int32
 	corrRow   []int32
-	limKeep   iac.Limit // the rule for a pair that shares a GPU as before (Sharing.Keep)
+	effCap    elastico.Vector
 
-	// The cluster's GPU models and each one's GPUs, when it has several
-	// (see models.go), and the scratch of fitModels and admit.
-	models     []string
-	modelCap   []float64
-	modelUse   []float64
+	// Reservations (see reserve): resvJob[j] is 1 + the index in resv of
+	// job j's, or 0; resvGPU marks the held GPUs; placeCl is the cluster
+	// the placer sees (nil: the State's).
+	resv     []reservation
+	resvJob  []int32
+	resvGPU  []bool
+	resvSlab []elastico.GPURef
+	cand     []heldCand // scratch of heldGPUs
+	candBest []heldCand
+	placeCl  *elastico.Cluster
+}
+
+// roundState is the rounds' working set (round.go, models.go, admit.go,
+// interference.go, pin.go): each round's prices and choices, its placement
+// and the violations found, and the best plan so far.
+type roundState struct {
+	market elastico.Market
+	choice []int32 // per bidder: option (within the bidder), -1
+	sol    elastico.Solution
+
+	modelUse   []float64 // scratch of fitModels and admit
 	modelMoves []modelMove
-
-	displaced, evict, restored []int32 // restore's scratch
-	// restOn lists the jobs restore put back, by GPU: restHead[g] is the
-	// first entry (1-based, 0: none) of GPU g's list in restJob/restNext.
-	restHead, restJob, restNext []int32
-	cands                       []int32 // repack's waiting jobs
-	repackBuf                   []repackFill
-	uf                          []int32 // revertGroups' union-find over GPUs
-	gain                        []float64
-	blocked, calmed, held       []bool
-	effCap                      elastico.Vector
 
 	items   []elastico.PlacementItem
 	jobItem []int32
 	avoid   []avoidPair // pairs kept apart in later placements
 	req     elastico.PlacementRequest
 	place   elastico.Placement
-	memo    memo
+	itemFam []int32 // family index of each placement item
+	itemJob []int32 // job of each placement item
 
 	// Per job, the first and last pair of avoid that holds it (index+1,
 	// 0: none); each pair links to the next of each of its jobs.
@@ -117,27 +150,28 @@ type epoch struct {
 	hasPrev  bool
 	settled  bool   // the last round had no violation
 	keptOld  []bool // per job: kept its running configuration after its new one found no room
-	same     []bool // per job: runs in the best plan as the State has it (see plan)
 	violated []bool // per job: in a violating pair in the last round
 	gone     []bool // per job: deferred in violationCost's count
 	acc      account
-	itemFam  []int32 // family index of each placement item
-	itemJob  []int32 // job of each placement item
 	resOff   []int32
 	resJobs  []int32
 	viol     []violation
-	// Reservations (see reserve): resvJob[j] is 1 + the index in resv of
-	// job j's, or 0; resvGPU marks the held GPUs; placeCl is the cluster
-	// the placer sees (nil: the State's).
-	resv      []reservation
-	resvJob   []int32
-	resvGPU   []bool
-	resvSlab  []elastico.GPURef
-	cand      []heldCand // scratch of heldGPUs
-	candBest  []heldCand
-	placeCl   *elastico.Cluster
-	stats     elastico.Stats
-	truncated bool
+}
+
+// finalState is the scratch of the passes after the rounds (repack.go,
+// hold.go, plan.go): what they put back or undo, and the plan's per-job
+// summary.
+type finalState struct {
+	displaced, evict, restored []int32 // restore's scratch
+	// restOn lists the jobs restore put back, by GPU: restHead[g] is the
+	// first entry (1-based, 0: none) of GPU g's list in restJob/restNext.
+	restHead, restJob, restNext []int32
+	cands                       []int32 // repack's waiting jobs
+	repackBuf                   []repackFill
+	uf                          []int32 // revertGroups' union-find over GPUs
+	gain                        []float64
+	blocked, calmed, held       []bool
+	same                        []bool // per job: runs in the best plan as the State has it (see plan)
 }
 
 type jobState struct {

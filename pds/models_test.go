@@ -85,7 +85,7 @@ func TestAccountGPUModel(t *testing.T) {
 		ID: "n0", CPU: 64, RAM: 488,
 		GPUs: []elastico.GPU{{ID: "k0", Model: "K80", Memory: 12, Shared: true}, {ID: "v0", Model: "V100", Memory: 16, Shared: true}},
 	}}}}
-	e := &epoch{st: st, overs: 1, nodeFirst: []int32{0}, gpuNode: []int32{0, 0}, ngpu: 2}
+	e := &epoch{st: st, overs: 1, layout: layout{nodeFirst: []int32{0}, gpuNode: []int32{0, 0}, ngpu: 2}}
 	a := e.account()
 	p := &elastico.Profile{Config: elastico.Configuration{ID: "b32-g1@V100"}, Demand: elastico.Demand{GPUs: 1, SM: 0.5, GPUMemory: 4, CPU: 1, RAM: 1},
 		Hardware: elastico.Hardware{GPUModel: "V100"}}

@@ -44,7 +44,7 @@ func TestWaitingOrder(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, 2))
 			jobs := make([]elastico.Job, 300)
-			e := &epoch{jobs: make([]jobState, len(jobs))}
+			e := &epoch{marketState: marketState{jobs: make([]jobState, len(jobs))}}
 			var want []int32
 			for j := range jobs {
 				jobs[j] = elastico.Job{Priority: r.IntN(3), Arrival: tc.arrival(r)}
@@ -75,7 +75,7 @@ func TestKeptApart(t *testing.T) {
 	const n = 12
 	r := rand.New(rand.NewPCG(3, 4))
 	jobs := make([]elastico.Job, n)
-	e := &epoch{jobs: make([]jobState, n), apartFirst: make([]int32, n), apartLast: make([]int32, n)}
+	e := &epoch{marketState: marketState{jobs: make([]jobState, n)}, roundState: roundState{apartFirst: make([]int32, n), apartLast: make([]int32, n)}}
 	for j := range jobs {
 		jobs[j].ID = fmt.Sprintf("j%d", j)
 		e.jobs[j].job = &jobs[j]
