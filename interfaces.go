@@ -160,6 +160,13 @@ type PlacementRequest struct {
 	// Predictor breaks ties between equally good GPUs by the lowest
 	// predicted slowdown against their residents; nil: no tie-breaking.
 	Predictor Predictor
+	// LoudLastResort asks the placer to take a GPU whose residents are
+	// predicted to interfere as a last resort, for an item nothing else
+	// has room for (and that is not Quiet), rather than to leave it out
+	// (placement.Config.LoudLastResort does it for every request). pds
+	// asks it in its first round: a violation found there is what makes
+	// the market reshape the job that causes it. A placer may ignore it.
+	LoudLastResort bool
 }
 
 // PlacementItem is one job with its chosen configuration.

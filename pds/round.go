@@ -51,11 +51,8 @@ func (e *epoch) round(ctx context.Context, m int, prices *elastico.Vector) (bool
 	t = e.since(t, &e.stats.Prices)
 
 	e.buildItems(e.choiceFamily)
-	placer := e.s.placer
-	if m == 1 {
-		placer = e.s.first
-	}
-	err = placer.Place(ctx, &e.req, &e.place)
+	e.req.LoudLastResort = m == 1
+	err = e.s.placer.Place(ctx, &e.req, &e.place)
 	t = e.since(t, &e.stats.Placement)
 	if err != nil {
 		if cut(ctx, err) {

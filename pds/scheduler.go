@@ -28,10 +28,8 @@ type Scheduler struct {
 	mu    sync.Mutex
 	spare *epoch
 	// ownPlacer: the placer is the default one New built, which judges
-	// pairs by placerPredictor; first places the first round (the same
-	// placer unless ownPlacer).
+	// pairs by placerPredictor.
 	ownPlacer bool
-	first     elastico.Placer
 }
 
 var _ elastico.Scheduler = (*Scheduler)(nil)
@@ -53,23 +51,20 @@ func New(cfg Config) (*Scheduler, error) {
 	if c.Ablation.GreedyFirstFit {
 		s.solver = greedy{}
 	}
-	s.first = s.placer
 	if s.placer == nil {
 		s.ownPlacer = true
 		// The default placer keeps jobs off GPUs whose residents the
 		// sharing rule says they may not share with (by the rule in force
 		// each epoch, see buildItems), so that later rounds make few new
 		// violations. In the first round such a GPU is a last resort
-		// instead: a violation found there is what makes the market
-		// reshape the job that causes it (Algorithm 1's penalties), where a
-		// refusal would only leave its neighbour waiting. A job goes beside
+		// instead (PlacementRequest.LoudLastResort): a violation found
+		// there is what makes the market reshape the job that causes it
+		// (Algorithm 1's penalties), where a refusal would only leave its
+		// neighbour waiting. A job goes beside
 		// another only when no GPU is free (ShareLast): the market decides
 		// how many run by whole GPUs, and a pair runs slower than each job
 		// alone. (The paper's market packs, as the paper's placer does.)
 		if s.placer, err = placement.New(placement.Config{LoudProbes: c.LoudProbes, ShareLast: !c.Ablation.SMMarket}); err != nil {
-			return nil, fmt.Errorf("pds: default placer: %w", err)
-		}
-		if s.first, err = placement.New(placement.Config{LoudLastResort: true, LoudProbes: c.LoudProbes, ShareLast: !c.Ablation.SMMarket}); err != nil {
 			return nil, fmt.Errorf("pds: default placer: %w", err)
 		}
 	}

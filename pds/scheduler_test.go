@@ -79,21 +79,19 @@ func TestNewRejects(t *testing.T) {
 	}
 }
 
-// TestLoudProbesTunesTheDefaultPlacer: Config.LoudProbes reaches both of
-// the default placers (the first round's and the later rounds').
+// TestLoudProbesTunesTheDefaultPlacer: Config.LoudProbes reaches the
+// default placer.
 func TestLoudProbesTunesTheDefaultPlacer(t *testing.T) {
 	s, err := New(Config{LoudProbes: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, p := range map[string]elastico.Placer{"first": s.first, "later": s.placer} {
-		pl, ok := p.(*placement.Placer)
-		if !ok {
-			t.Fatalf("%s placer is a %T", name, p)
-		}
-		if got := pl.Config().LoudProbes; got != 16 {
-			t.Errorf("%s placer: LoudProbes %d, want 16", name, got)
-		}
+	pl, ok := s.placer.(*placement.Placer)
+	if !ok {
+		t.Fatalf("the default placer is a %T", s.placer)
+	}
+	if got := pl.Config().LoudProbes; got != 16 {
+		t.Errorf("LoudProbes %d, want 16", got)
 	}
 }
 

@@ -66,7 +66,8 @@ type Config struct {
 	LoudProbes int
 	// LoudLastResort makes a GPU with loud neighbours a last resort rather
 	// than forbidden: the item goes there if nothing else has room (unless
-	// the item is Quiet).
+	// the item is Quiet). A request may ask it for itself
+	// (elastico.PlacementRequest.LoudLastResort).
 	LoudLastResort bool
 	// ShareLast puts a one-GPU replica on a GPU no job holds when one has
 	// room, and beside a resident only when none does. By default the

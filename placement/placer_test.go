@@ -267,6 +267,7 @@ func TestPlace(t *testing.T) {
 		cluster     *elastico.Cluster
 		items       []elastico.PlacementItem
 		predictor   elastico.Predictor
+		lastResort  bool // the request's LoudLastResort
 		wantGPUs    [][]elastico.GPURef
 		wantReasons []string // substrings; "" for a placed item
 	}{
@@ -520,6 +521,32 @@ func TestPlace(t *testing.T) {
 			wantGPUs:  [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 0)}},
 		},
 		{
+			name:    "a request's LoudLastResort: the loud GPU rather than nothing",
+			cfg:     Config{Sharing: iac.MaxSlowdown(1.2)},
+			cluster: cluster(1, 1, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				loud, x := item("loud", 1, 0.4, 4), item("x", 1, 0.4, 4)
+				loud.Current = []elastico.GPURef{ref(0, 0)}
+				return []elastico.PlacementItem{loud, x}
+			}(),
+			predictor:  fakePredictor{"loud|x": 1.6},
+			lastResort: true,
+			wantGPUs:   [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 0)}},
+		},
+		{
+			name:    "without LoudLastResort the item waits rather than take the loud GPU",
+			cfg:     Config{Sharing: iac.MaxSlowdown(1.2)},
+			cluster: cluster(1, 1, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				loud, x := item("loud", 1, 0.4, 4), item("x", 1, 0.4, 4)
+				loud.Current = []elastico.GPURef{ref(0, 0)}
+				return []elastico.PlacementItem{loud, x}
+			}(),
+			predictor:   fakePredictor{"loud|x": 1.6},
+			wantGPUs:    [][]elastico.GPURef{{ref(0, 0)}, nil},
+			wantReasons: []string{"", "a neighbour it may not share with"},
+		},
+		{
 			name:    "LoudProbes: the search stops at the first loud GPU",
 			cfg:     Config{Sharing: iac.MaxSlowdown(1.2), LoudProbes: 1},
 			cluster: cluster(1, 3, 16, true, 32, 256),
@@ -613,7 +640,7 @@ func TestPlace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := &elastico.PlacementRequest{Cluster: tt.cluster, Items: tt.items, Predictor: tt.predictor}
+			req := &elastico.PlacementRequest{Cluster: tt.cluster, Items: tt.items, Predictor: tt.predictor, LoudLastResort: tt.lastResort}
 			var out elastico.Placement
 			if err := p.Place(context.Background(), req, &out); err != nil {
 				t.Fatal(err)

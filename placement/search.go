@@ -43,7 +43,7 @@ func (w *work) findOne(it int32, d *elastico.Demand) (best int32, avoided bool) 
 // lastResort reports whether item it may go beside a loud neighbour when
 // nothing else has room.
 func (w *work) lastResort(it int32) bool {
-	return w.cfg.LoudLastResort && !w.req.Items[it].Quiet
+	return (w.cfg.LoudLastResort || w.req.LoudLastResort) && !w.req.Items[it].Quiet
 }
 
 // maxAfterRejected bounds how many GPUs a search scans once it looks only
