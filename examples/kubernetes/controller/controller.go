@@ -239,6 +239,7 @@ func (c *Controller) Step(ctx context.Context) (*Epoch, error) {
 		}
 	}
 	changes, problems := diff(&s, plan, fresh)
+	changes = append(s.extra, changes...)
 	c.report(problems)
 	for _, ch := range changes {
 		line, err := c.apply(ctx, ch)

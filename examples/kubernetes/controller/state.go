@@ -3,6 +3,7 @@ package controller
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -19,6 +20,9 @@ type snapshot struct {
 	state    elastico.State
 	jobs     map[string]*jobPod // by job ID
 	problems []problem
+	// extra are writes no Plan decides: gangs that miss members (see
+	// gangJob).
+	extra []change
 }
 
 // options are the parts of Config that buildState reads.
@@ -30,13 +34,38 @@ type options struct {
 	skip map[string]string
 }
 
-// jobPod is one opted-in pod that is a job of the State.
+// jobPod is one opted-in pod, or one gang of them, that is a job of the
+// State.
 type jobPod struct {
-	pod     *v1.Pod
+	pod     *v1.Pod       // the pod; a gang's member of rank 0
 	job     *elastico.Job // points into snapshot.state.Jobs
 	current annotation.Decision
 	hasDec  bool // the pod carries a decision (current is meaningful)
 	gated   bool // the pod still carries elastico's scheduling gate
+	// members are a gang's pods by name, which is their rank; nil for a
+	// one-pod job.
+	members []member
+}
+
+// member is one pod of a gang.
+type member struct {
+	pod     *v1.Pod
+	current annotation.Decision
+	hasDec  bool
+	gated   bool
+}
+
+// bound reports whether the job's pod, or one of its gang's, is bound.
+func (jp *jobPod) bound() bool {
+	if jp.members == nil {
+		return jp.pod.Spec.NodeName != ""
+	}
+	for _, m := range jp.members {
+		if m.pod.Spec.NodeName != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // problem is something the controller tells the owner of an object about.
@@ -107,6 +136,7 @@ func buildState(now time.Time, pods []*v1.Pod, nodes []*v1.Node, o options) snap
 	out := map[string]string{} // node name -> why it is out
 	var cands []*jobPod
 	var jobs []elastico.Job
+	gangs := map[string][]*v1.Pod{} // "<namespace>/<gang>" -> live members
 
 	for _, pod := range pods {
 		if !elasticoPod(pod) || !live(pod) {
@@ -114,6 +144,10 @@ func buildState(now time.Time, pods []*v1.Pod, nodes []*v1.Node, o options) snap
 		}
 		bound := pod.Spec.NodeName
 		value, optedIn := pod.Annotations[annotation.Job]
+		if g, ok := pod.Labels[annotation.GangLabel]; ok && optedIn {
+			gangs[pod.Namespace+"/"+g] = append(gangs[pod.Namespace+"/"+g], pod)
+			continue
+		}
 		if !optedIn {
 			// It carries a decision but opted out: its GPUs are in use.
 			if bound != "" {
@@ -175,11 +209,20 @@ func buildState(now time.Time, pods []*v1.Pod, nodes []*v1.Node, o options) snap
 		jobs = append(jobs, job)
 		cands = append(cands, jp)
 	}
+	for _, key := range slices.Sorted(maps.Keys(gangs)) {
+		if job, jp, ok := s.gangJob(key, gangs[key], o, out); ok {
+			jobs = append(jobs, job)
+			cands = append(cands, jp)
+		}
+	}
 
 	// Requests of the pods that are not jobs, per node.
 	jobUIDs := map[string]bool{}
 	for _, jp := range cands {
 		jobUIDs[string(jp.pod.UID)] = true
+		for _, m := range jp.members {
+			jobUIDs[string(m.pod.UID)] = true
+		}
 	}
 	used := map[string]v1.ResourceList{}
 	for _, pod := range pods {
@@ -238,7 +281,7 @@ func buildState(now time.Time, pods []*v1.Pod, nodes []*v1.Node, o options) snap
 		j, jp := &jobs[i], cands[i]
 		if a := j.Running; a != nil {
 			if !fits(a, gpuCount) {
-				if jp.pod.Spec.NodeName != "" {
+				if jp.bound() {
 					continue
 				}
 				j.Running = nil

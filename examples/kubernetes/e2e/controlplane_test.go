@@ -149,11 +149,16 @@ profiles:
     preFilter: {enabled: [{name: Elastico}]}
     filter: {enabled: [{name: Elastico}]}
     reserve: {enabled: [{name: Elastico}]}
+    permit: {enabled: [{name: Elastico}]}
     postFilter: {disabled: [{name: DefaultPreemption}]}
   pluginConfig:
   - name: Elastico
-    args: {gpuResource: nvidia.com/gpu}
+    args: {gpuResource: nvidia.com/gpu, gangTimeoutSeconds: %d}
 `
+
+// gangTimeoutSeconds is the plugin's gang timeout in the tests: short, so
+// that a gang held at Permit goes back to the queue within a test.
+const gangTimeoutSeconds = 3
 
 // startScheduler starts kube-scheduler with the plugin, the way the
 // kube-scheduler command of this module does (app.Setup + app.Run; the
@@ -162,7 +167,7 @@ func (cp *controlPlane) startScheduler() {
 	t := cp.t
 	t0 := time.Now()
 	path := filepath.Join(cp.dir, "scheduler.yaml")
-	if err := os.WriteFile(path, []byte(fmt.Sprintf(schedulerConfig, cp.kubeconf)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(schedulerConfig, cp.kubeconf, gangTimeoutSeconds)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -94,7 +94,7 @@ func TestDeployManifests(t *testing.T) {
 	if prof.SchedulerName != "elastico-scheduler" {
 		t.Errorf("profile is %q", prof.SchedulerName)
 	}
-	for point, set := range map[string]schedconfig.PluginSet{"preFilter": prof.Plugins.PreFilter, "filter": prof.Plugins.Filter, "reserve": prof.Plugins.Reserve} {
+	for point, set := range map[string]schedconfig.PluginSet{"preFilter": prof.Plugins.PreFilter, "filter": prof.Plugins.Filter, "reserve": prof.Plugins.Reserve, "permit": prof.Plugins.Permit} {
 		if !slices.ContainsFunc(set.Enabled, func(p schedconfig.Plugin) bool { return p.Name == plugin.Name }) {
 			t.Errorf("the plugin is not enabled at %s", point)
 		}
