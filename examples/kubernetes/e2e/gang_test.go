@@ -144,7 +144,6 @@ func TestGangs(t *testing.T) {
 		}
 		return false
 	})
-	time.Sleep(gangTimeoutSeconds * time.Second)
 	if n := get(written).Spec.NodeName; n != "" {
 		t.Fatalf("member %s was bound to %s without its gang", written, n)
 	}
