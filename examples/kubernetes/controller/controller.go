@@ -72,6 +72,10 @@ type Epoch struct {
 	Applied []string
 	// Errors are writes that failed; they are retried next epoch.
 	Errors []error
+	// Build, Schedule and Apply are how long the epoch took to build the
+	// State from the informers' caches, to run the Scheduler's Epoch and
+	// to write the changes.
+	Build, Schedule, Apply time.Duration
 }
 
 // Controller runs the elastico Plan on a cluster. Build it with New, then
@@ -193,6 +197,7 @@ func (c *Controller) Run(ctx context.Context) error {
 func (c *Controller) Step(ctx context.Context) (*Epoch, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	t0 := time.Now()
 	pods, err := c.pods.List(labels.Everything())
 	if err != nil {
 		return nil, fmt.Errorf("controller: listing pods: %w", err)
@@ -210,9 +215,13 @@ func (c *Controller) Step(ctx context.Context) (*Epoch, error) {
 	if err := s.state.Validate(); err != nil {
 		return ep, fmt.Errorf("controller: the State does not validate: %w", err)
 	}
+	t1 := time.Now()
+	ep.Build = t1.Sub(t0)
 	ectx, cancel := context.WithTimeout(ctx, c.cfg.EpochTimeout)
 	plan, err := c.cfg.Scheduler.Epoch(ectx, &s.state)
 	cancel()
+	t2 := time.Now()
+	ep.Schedule = t2.Sub(t1)
 	if err != nil {
 		return ep, fmt.Errorf("controller: Epoch: %w", err)
 	}
@@ -257,6 +266,7 @@ func (c *Controller) Step(ctx context.Context) (*Epoch, error) {
 			ep.Applied = append(ep.Applied, line)
 		}
 	}
+	ep.Apply = time.Since(t2)
 	if c.cfg.OnEpoch != nil {
 		c.cfg.OnEpoch(ep)
 	}
