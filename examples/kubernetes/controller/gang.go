@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/elastico/elastico"
@@ -43,7 +44,9 @@ func JobIDOf(pod *v1.Pod) string {
 func (s *snapshot) gangJob(key string, pods []*v1.Pod, o options, out map[string]string) (elastico.Job, *jobPod, bool) {
 	ns, name, _ := strings.Cut(key, "/")
 	id := GangID(ns, name)
-	slices.SortFunc(pods, func(a, b *v1.Pod) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(pods, func(a, b *v1.Pod) int {
+		return cmp.Or(cmp.Compare(completionIndex(a), completionIndex(b)), cmp.Compare(a.Name, b.Name))
+	})
 	names := make([]string, len(pods))
 	for i, p := range pods {
 		names[i] = JobID(p)
@@ -138,6 +141,22 @@ func (s *snapshot) gangJob(key string, pods []*v1.Pod, o options, out map[string
 		job.Running = a
 	}
 	return job, jp, true
+}
+
+// completionIndexKey is the annotation an Indexed Job (and so a JobSet)
+// gives each pod: a gang made by one ranks its members by it, so that rank
+// r is the pod of index r, whose hostname the Job makes stable
+// ("<job>-<r>").
+const completionIndexKey = "batch.kubernetes.io/job-completion-index"
+
+// completionIndex returns the pod's completion index, or -1 without one
+// (members without one rank by name).
+func completionIndex(p *v1.Pod) int {
+	i, err := strconv.Atoi(p.Annotations[completionIndexKey])
+	if err != nil || i < 0 {
+		return -1
+	}
+	return i
 }
 
 // firstErr is why a member pod cannot be planned by itself: its job does

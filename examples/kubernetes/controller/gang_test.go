@@ -286,3 +286,14 @@ func TestGangDiff(t *testing.T) {
 		})
 	}
 }
+
+func TestGangRanks(t *testing.T) {
+	// An Indexed Job's pods rank by completion index, whatever their names.
+	a, b := gangMember("g", "g-a", 0, twoMembers), gangMember("g", "g-b", 0, twoMembers)
+	a.Annotations[completionIndexKey], b.Annotations[completionIndexKey] = "1", "0"
+	s := buildState(epoch0, []*v1.Pod{a, b}, []*v1.Node{gpuNode("a", 4, 40960, "")}, testOptions)
+	jp := s.jobs["ns/gang:g"]
+	if jp == nil || jp.members[0].pod.Name != "g-b" || jp.members[1].pod.Name != "g-a" {
+		t.Fatalf("ranks: %+v", jp)
+	}
+}

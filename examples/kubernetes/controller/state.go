@@ -42,8 +42,8 @@ type jobPod struct {
 	current annotation.Decision
 	hasDec  bool // the pod carries a decision (current is meaningful)
 	gated   bool // the pod still carries elastico's scheduling gate
-	// members are a gang's pods by name, which is their rank; nil for a
-	// one-pod job.
+	// members are a gang's pods in rank order (completion index, then
+	// name; see gangJob); nil for a one-pod job.
 	members []member
 }
 
