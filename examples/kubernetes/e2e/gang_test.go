@@ -46,20 +46,17 @@ func (c *crashAfter) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method == http.MethodGet {
 		return c.rt.RoundTrip(req)
 	}
+	// One write at a time (the controller has several in flight), so that
+	// the first one to a member is the last one of all.
 	c.mu.Lock()
-	tripped := c.tripped
-	c.mu.Unlock()
-	if tripped {
+	defer c.mu.Unlock()
+	if c.tripped {
 		return nil, errors.New("injected: the controller died")
 	}
 	resp, err := c.rt.RoundTrip(req)
 	if err == nil && req.Method == http.MethodPut && strings.Contains(req.URL.Path, "/pods/"+c.prefix) {
-		c.mu.Lock()
-		if !c.tripped {
-			c.tripped = true
-			close(c.done)
-		}
-		c.mu.Unlock()
+		c.tripped = true
+		close(c.done)
 	}
 	return resp, err
 }
