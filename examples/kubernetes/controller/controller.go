@@ -76,8 +76,8 @@ type Epoch struct {
 	// Errors are writes that failed; they are retried next epoch.
 	Errors []error
 	// Build, Schedule and Apply are how long the epoch took to build the
-	// State from the informers' caches, to run the Scheduler's Epoch and
-	// to write the changes.
+	// State from the informers' caches, to run the Scheduler's Epoch, and
+	// to compare the Plan with the pods and write the changes.
 	Build, Schedule, Apply time.Duration
 }
 
