@@ -59,6 +59,13 @@ func (p *Plugin) Permit(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ 
 				missing = fmt.Sprintf("member %s has no node yet", sh.Pod)
 				continue
 			}
+			// The waiting member was placed by the decision it carried
+			// then; one the controller rewrote since must go round again.
+			if wd, _, err := annotation.ParseDecision(wp.GetPod().Annotations); err != nil || wd.Generation != dec.Generation {
+				wp.Reject(Name, fmt.Sprintf("elastico: gang %s: the decision changed while the member waited", pod.Labels[annotation.GangLabel]))
+				missing = fmt.Sprintf("member %s waited under an older decision", sh.Pod)
+				continue
+			}
 			waiting = append(waiting, wp)
 		}
 	}

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,6 +80,7 @@ func TestPermit(t *testing.T) {
 		{"the other member is bound already (a scheduler restart)", boundSib, false, "Success", false},
 		{"the other member carries another generation", member("g-1", 1, 2), true, "Wait: elastico: waiting for the gang: member g-1 does not carry generation 3 of the gang's decision yet", false},
 		{"the other member does not exist", nil, false, `Wait: elastico: waiting for the gang: member g-1: pod "g-1" not found`, false},
+		{"the other member waits under the decision it had before a rewrite", member("g-1", 1, 3), true, "Wait: elastico: waiting for the gang: member g-1 waited under an older decision", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,7 +89,13 @@ func TestPermit(t *testing.T) {
 			if tt.sibling != nil {
 				pods = append(pods, tt.sibling)
 				if tt.waiting {
-					h.pods[tt.sibling.UID] = &waitingPod{pod: tt.sibling}
+					// What the member was placed by: the lister's copy, or
+					// for the last case an older generation.
+					placed := tt.sibling
+					if strings.Contains(tt.name, "rewrite") {
+						placed = member("g-1", 1, 2)
+					}
+					h.pods[tt.sibling.UID] = &waitingPod{pod: placed}
 				}
 			}
 			pl := newPlugin(t, pods...)
@@ -105,6 +113,9 @@ func TestPermit(t *testing.T) {
 			}
 			if w := h.find("g-1"); (w != nil && w.allowed) != tt.wantAllowed {
 				t.Errorf("the other member allowed = %v, want %v", w != nil && w.allowed, tt.wantAllowed)
+			}
+			if w := h.find("g-1"); w != nil && w.rejected != strings.Contains(tt.name, "rewrite") {
+				t.Errorf("the other member rejected = %v", w.rejected)
 			}
 		})
 	}
