@@ -130,16 +130,16 @@ func (s *snapshot) gangJob(key string, pods []*v1.Pod, o options, out map[string
 			job.Arrival = p.CreationTimestamp.Time
 		}
 	}
-	if a, why := gangRunning(jp, &job); why != "" {
+	a, why := gangRunning(jp, &job)
+	if why != "" {
 		return leave("ElasticoUnaccounted", func(p *v1.Pod) string {
 			if p.Spec.NodeName == "" {
 				return ""
 			}
 			return fmt.Sprintf("gang %s: %s", name, why)
 		})
-	} else {
-		job.Running = a
 	}
+	job.Running = a
 	return job, jp, true
 }
 

@@ -135,10 +135,9 @@ func code(status string) string {
 // desired is the decision a job's pod must carry after the Plan.
 func desired(jp *jobPod, d *elastico.Decision, act *elastico.Action, holders map[string]int, gpuMem map[string]float64) (annotation.Decision, error) {
 	cur := jp.current
-	want := annotation.Decision{Status: d.Status.String(), Generation: cur.Generation, Slowdown: d.Slowdown}
+	want := annotation.Decision{Status: d.Status.String(), Generation: cur.Generation}
 	a := d.Assignment
 	if a == nil {
-		want.Slowdown = 0
 		if cur.Admitted() {
 			want.Generation++
 		}
@@ -148,12 +147,13 @@ func desired(jp *jobPod, d *elastico.Decision, act *elastico.Action, holders map
 	if err != nil {
 		return want, err
 	}
+	first, _, _ := annotation.ParseGPUID(a.GPUs[0])
 	for _, id := range a.GPUs[1:] {
-		if n, _, err := annotation.ParseGPUID(id); err == nil && !strings.HasPrefix(a.GPUs[0], n+"/") {
-			first, _, _ := annotation.ParseGPUID(a.GPUs[0])
+		if n, _, err := annotation.ParseGPUID(id); err == nil && n != first {
 			return want, fmt.Errorf("the Plan spreads the job over nodes %s and %s; a pod runs on one node", first, n)
 		}
 	}
+	want.Slowdown = d.Slowdown
 	if err := place(&want, jp.job, p, &cur, a.GPUs, act, holders, gpuMem); err != nil {
 		return want, err
 	}
