@@ -32,6 +32,11 @@ type Decision struct {
 	// (elastico.LaunchParams.Env), sorted; Env adds the device list, the
 	// configuration and the generation to them.
 	Launch []string
+
+	// Gang is every member's share of a job that spans pods, in rank
+	// order, and Rank this pod's place in it; nil for a one-pod job.
+	Gang []Share
+	Rank int
 }
 
 // GPU is one device a pod holds.
@@ -57,7 +62,8 @@ func (d *Decision) Indices() []int {
 // parameters. Sharing flags, status and slowdown are informational.
 func (d *Decision) SameWork(e *Decision) bool {
 	return d.Config == e.Config && d.Node == e.Node &&
-		slices.Equal(d.Indices(), e.Indices()) && slices.Equal(d.Launch, e.Launch)
+		slices.Equal(d.Indices(), e.Indices()) && slices.Equal(d.Launch, e.Launch) &&
+		d.Rank == e.Rank && sameShares(d.Gang, e.Gang)
 }
 
 // Environment variables Env adds to the launch parameters.
@@ -73,13 +79,14 @@ func synthetic(key string) bool {
 	case EnvVisibleDevices, EnvDeviceOrder, EnvConfig, EnvGeneration:
 		return true
 	}
-	return false
+	return gangSynthetic(key)
 }
 
 // Env returns what a container sets before it starts its work: the launch
 // parameters, CUDA_VISIBLE_DEVICES (with CUDA_DEVICE_ORDER=PCI_BUS_ID, so
 // that index i is nvidia-smi's GPU i), ELASTICO_CONFIG and
-// ELASTICO_GENERATION; sorted by name. Nil for a waiting pod.
+// ELASTICO_GENERATION, and a gang member's ELASTICO_GANG_* variables;
+// sorted by name. Nil for a waiting pod.
 func (d *Decision) Env() []string {
 	if !d.Admitted() {
 		return nil
@@ -91,6 +98,9 @@ func (d *Decision) Env() []string {
 		EnvConfig+"="+d.Config,
 		EnvGeneration+"="+strconv.FormatInt(d.Generation, 10),
 	)
+	if len(d.Gang) > 0 {
+		env = append(env, gangEnv(d.Gang, d.Rank)...)
+	}
 	slices.Sort(env)
 	return env
 }
@@ -121,6 +131,10 @@ func (d *Decision) Annotations() map[string]string {
 	m[Slowdown] = strconv.FormatFloat(d.Slowdown, 'f', 3, 64)
 	m[Action] = d.Action
 	m[Env] = strings.Join(d.Env(), "\n") + "\n"
+	if len(d.Gang) > 0 {
+		m[GangRank] = strconv.Itoa(d.Rank)
+		m[GangShares] = FormatShares(d.Gang)
+	}
 	return m
 }
 
@@ -138,7 +152,7 @@ func ParseDecision(ann map[string]string) (d Decision, ok bool, err error) {
 	}
 	cfg, admitted := ann[Config]
 	if !admitted {
-		for _, k := range []string{Node, GPUs, Env} {
+		for _, k := range []string{Node, GPUs, Env, GangShares, GangRank} {
 			if _, has := ann[k]; has {
 				return d, true, fmt.Errorf("annotation: %s is set but %s is missing", k, Config)
 			}
@@ -193,7 +207,7 @@ func ParseDecision(ann map[string]string) (d Decision, ok bool, err error) {
 			d.Launch = append(d.Launch, line)
 		}
 	}
-	return d, true, nil
+	return d, true, parseGang(ann, &d)
 }
 
 func parseInt(ann map[string]string, key string) (int64, error) {

@@ -14,5 +14,7 @@
 // that a container reads through a downward-API volume. A running container
 // may report the throughput it measured in the [Observed] annotations
 // (elastico.io/observed-rate, -since, -generation), which the controller
-// hands the scheduler as elastico.Job.Observed.
+// hands the scheduler as elastico.Job.Observed. The pods of a gang carry
+// the [GangLabel] and, in their decisions, their rank and every member's
+// [Share] ([GangRank], [GangShares]).
 package annotation

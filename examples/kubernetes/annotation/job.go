@@ -37,6 +37,10 @@ type JobSpec struct {
 	// configuration's batch is a safe guess).
 	Optimizer      string `json:"optimizer,omitempty"`
 	ReferenceBatch int    `json:"referenceBatch,omitempty"`
+	// Members is the number of pods of a job that spans nodes (a gang):
+	// each carries this annotation and the GangLabel, and holds its node's
+	// share of the configuration's GPUs. 0 or 1: the job is this pod.
+	Members int `json:"members,omitempty"`
 	// Family lists the configurations, at least one.
 	Family []ProfileSpec `json:"family"`
 }
@@ -74,20 +78,26 @@ type ProfileSpec struct {
 // reject are errors that name the field; the job's Arrival and Running are
 // left for the caller to fill.
 func ParseJob(id, value string) (elastico.Job, error) {
+	_, j, err := ParseJobSpec(id, value)
+	return j, err
+}
+
+// ParseJobSpec is ParseJob that also returns the spec (its Members).
+func ParseJobSpec(id, value string) (JobSpec, elastico.Job, error) {
 	var spec JobSpec
 	dec := json.NewDecoder(strings.NewReader(value))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&spec); err != nil {
-		return elastico.Job{}, fmt.Errorf("annotation: %s: %w", Job, jsonError(err))
+		return spec, elastico.Job{}, fmt.Errorf("annotation: %s: %w", Job, jsonError(err))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return elastico.Job{}, fmt.Errorf("annotation: %s: unexpected data after the JSON object", Job)
+		return spec, elastico.Job{}, fmt.Errorf("annotation: %s: unexpected data after the JSON object", Job)
 	}
 	j, err := spec.Job(id)
 	if err != nil {
-		return elastico.Job{}, fmt.Errorf("annotation: %s: %w", Job, err)
+		return spec, elastico.Job{}, fmt.Errorf("annotation: %s: %w", Job, err)
 	}
-	return j, nil
+	return spec, j, nil
 }
 
 // jsonError rewords encoding/json's errors so that they name the JSON field
@@ -140,6 +150,17 @@ func (s *JobSpec) Job(id string) (elastico.Job, error) {
 	}
 	if len(s.Family) == 0 {
 		return j, errors.New("family: is empty, want at least one configuration")
+	}
+	if s.Members < 0 {
+		return j, fmt.Errorf("members: is %d, want ≥ 1 (0 means 1)", s.Members)
+	}
+	// A gang's replicas may span nodes, a member pod per node share; each
+	// member holds one GPU at least.
+	j.Spread = s.Members > 1
+	for i := range s.Family {
+		if g := s.Family[i].GPUs; s.Members > 1 && g < s.Members {
+			return j, fmt.Errorf("family[%d].gpus: is %d, want ≥ members (%d): each member pod holds one GPU at least", i, g, s.Members)
+		}
 	}
 	j.Profiles = make([]elastico.Profile, len(s.Family))
 	for i := range s.Family {

@@ -27,6 +27,17 @@ const (
 	Env         = Prefix + "env"            // launch parameters, KEY=VALUE lines
 	AdmittedCnd = Prefix + "Admitted"       // the pod condition type the controller sets
 
+	// Decision annotations of a gang's members (see Share): the member's
+	// rank, and every member's pod, node and GPUs in rank order, so that
+	// any one member says where the whole gang runs.
+	GangRank   = Prefix + "gang-rank"   // "0"
+	GangShares = Prefix + "gang-shares" // "train-0=gpu-a:0,1,2,3;train-1=gpu-b:0,1,2,3"
+
+	// GangLabel names the gang a pod belongs to: the pods of one job that
+	// spans nodes (one per node share) carry it with the same value, and
+	// the same elastico.io/job, whose members field counts them.
+	GangLabel = Prefix + "gang"
+
 	// Observation annotations, written by the workload (its launcher, a
 	// sidecar) and only read by the controller: the throughput the pod
 	// measured, since when, and under which generation (see Observed).
@@ -50,7 +61,7 @@ const (
 )
 
 // outputKeys are every annotation the controller writes, in a fixed order.
-var outputKeys = []string{Status, Generation, Config, Node, GPUs, GPUSharing, GPUSM, GPUMemory, Slowdown, Action, Env}
+var outputKeys = []string{Status, Generation, Config, Node, GPUs, GPUSharing, GPUSM, GPUMemory, Slowdown, Action, Env, GangRank, GangShares}
 
 // OutputKeys returns the keys of every annotation the controller writes.
 func OutputKeys() []string { return append([]string(nil), outputKeys...) }

@@ -7,6 +7,10 @@
 // once the Plan first admits the pod. The kube-scheduler plugin of package
 // plugin then binds the pod to the node the Plan chose.
 //
+// A gang (pods labelled elastico.io/gang, one per node share of a job's
+// GPUs) is one job of the State, which may spread over nodes; each member
+// gets its share, and all carry one generation (see gang.go).
+//
 // Every decision lives on its pod, so a restarted controller rebuilds the
 // same State from the cluster: nothing but the scheduler's warm-start
 // prices (elastico.Carry) and when each running pod's GPU neighbours last

@@ -80,6 +80,12 @@ func diff(s *snapshot, plan *elastico.Plan, fresh map[types.UID]bool) (changes [
 			problems = append(problems, problem{nil, "ElasticoPlan", fmt.Sprintf("the Plan decides on job %q, which is not in the State", d.JobID)})
 			continue
 		}
+		if jp.members != nil {
+			ev, b, u, probs := gangDiff(jp, &d, actions[d.JobID], holders, gpuMem, fresh)
+			evictions, bound, unbound = append(evictions, ev...), append(bound, b...), append(unbound, u...)
+			problems = append(problems, probs...)
+			continue
+		}
 		want, err := desired(jp, &d, actions[d.JobID], holders, gpuMem)
 		if err != nil {
 			problems = append(problems, problem{jp.pod, "ElasticoPlan", "not applied: " + err.Error()})
@@ -106,7 +112,7 @@ func diff(s *snapshot, plan *elastico.Plan, fresh map[types.UID]bool) (changes [
 		if c.ungate {
 			c.kind = update
 		}
-		c.reason, c.message = event(jp, &want)
+		c.reason, c.message = event(&jp.current, jp.hasDec, &want)
 		if c.kind == noChange && c.cond == nil {
 			continue
 		}
@@ -137,35 +143,65 @@ func desired(jp *jobPod, d *elastico.Decision, act *elastico.Action, holders map
 		}
 		return want, nil
 	}
-	p, ok := jp.job.Profile(a.ConfigID)
+	p, err := profileFor(jp.job, a)
+	if err != nil {
+		return want, err
+	}
+	first, _, _ := annotation.ParseGPUID(a.GPUs[0])
+	for _, id := range a.GPUs[1:] {
+		if n, _, err := annotation.ParseGPUID(id); err == nil && n != first {
+			return want, fmt.Errorf("the Plan spreads the job over nodes %s and %s; a pod runs on one node", first, n)
+		}
+	}
+	want.Slowdown = d.Slowdown
+	if err := place(&want, jp.job, p, &cur, a.GPUs, act, holders, gpuMem); err != nil {
+		return want, err
+	}
+	if !cur.Admitted() || !want.SameWork(&cur) {
+		want.Generation = cur.Generation + 1
+	}
+	return want, nil
+}
+
+// profileFor returns the profile of a's configuration, checking that a
+// gives it the GPUs it needs.
+func profileFor(job *elastico.Job, a *elastico.Assignment) (*elastico.Profile, error) {
+	p, ok := job.Profile(a.ConfigID)
 	if !ok {
-		return want, fmt.Errorf("configuration %q is not in the job's family", a.ConfigID)
+		return nil, fmt.Errorf("configuration %q is not in the job's family", a.ConfigID)
 	}
 	if len(a.GPUs) != p.Demand.GPUs || len(a.GPUs) == 0 {
-		return want, fmt.Errorf("configuration %q needs %d GPUs, the Plan gives %d", a.ConfigID, p.Demand.GPUs, len(a.GPUs))
+		return nil, fmt.Errorf("configuration %q needs %d GPUs, the Plan gives %d", a.ConfigID, p.Demand.GPUs, len(a.GPUs))
 	}
-	want.Config, want.SM, want.MemoryGiB, want.Slowdown = a.ConfigID, p.Demand.SM, p.Demand.GPUMemory, d.Slowdown
-	launch := make([]rst.LaunchGPU, len(a.GPUs))
-	for i, id := range a.GPUs {
+	return p, nil
+}
+
+// place fills want (whose Gang and Rank, for a gang's member, are set)
+// with the work of one pod: configuration p on the GPUs ids, all on one
+// node, with the launch parameters of the Plan's action, or the ones the
+// pod was started with when nothing about its work changed. The caller
+// sets the generation.
+func place(want *annotation.Decision, job *elastico.Job, p *elastico.Profile, cur *annotation.Decision, ids []string, act *elastico.Action, holders map[string]int, gpuMem map[string]float64) error {
+	want.Config, want.SM, want.MemoryGiB = p.Config.ID, p.Demand.SM, p.Demand.GPUMemory
+	launch := make([]rst.LaunchGPU, len(ids))
+	for i, id := range ids {
 		node, idx, err := annotation.ParseGPUID(id)
 		if err != nil {
-			return want, err
-		}
-		if i > 0 && node != want.Node {
-			return want, fmt.Errorf("the Plan spreads the job over nodes %s and %s; a pod runs on one node", want.Node, node)
+			return err
 		}
 		want.Node = node
 		shared := holders[id] > 1
 		want.GPUs = append(want.GPUs, annotation.GPU{Index: idx, Shared: shared})
 		// Index is the device as the container sees it: the controller sets
-		// CUDA_VISIBLE_DEVICES, so the job's first GPU is its device 0.
+		// CUDA_VISIBLE_DEVICES, so the pod's first GPU is its device 0.
 		launch[i] = rst.LaunchGPU{Index: i, Memory: gpuMem[id], Shared: shared}
 	}
 	keep := cur.Admitted() && cur.Config == want.Config && cur.Node == want.Node &&
-		equalInts(cur.Indices(), want.Indices())
+		equalInts(cur.Indices(), want.Indices()) && cur.Rank == want.Rank &&
+		annotation.FormatShares(cur.Gang) == annotation.FormatShares(want.Gang)
 	switch {
 	case act != nil:
-		want.Launch = launchParams(act.Launch, rst.Launch(jp.job, p, launch)).Env()
+		want.Launch = launchParams(act.Launch, rst.Launch(job, p, launch)).Env()
 		want.Action = act.Kind.String()
 	case keep:
 		// The job keeps running as it is: its container keeps the launch
@@ -174,7 +210,7 @@ func desired(jp *jobPod, d *elastico.Decision, act *elastico.Action, holders map
 	default:
 		// A scheduler that moves a job without an Action: start it as
 		// though the Plan had said so.
-		want.Launch = rst.Launch(jp.job, p, launch).Env()
+		want.Launch = rst.Launch(job, p, launch).Env()
 		want.Action = elastico.Start.String()
 		if cur.Admitted() {
 			want.Action = elastico.Migrate.String()
@@ -183,10 +219,7 @@ func desired(jp *jobPod, d *elastico.Decision, act *elastico.Action, holders map
 			}
 		}
 	}
-	if !cur.Admitted() || !want.SameWork(&cur) {
-		want.Generation = cur.Generation + 1
-	}
-	return want, nil
+	return nil
 }
 
 // launchParams takes the Plan's launch parameters but the MPS settings of
@@ -212,6 +245,11 @@ func condition(pod *v1.Pod, d *elastico.Decision) *v1.PodCondition {
 		want.Reason = "Admitted"
 		want.Message = "the Plan runs the job under configuration " + d.Assignment.ConfigID
 	}
+	return wantCondition(pod, want)
+}
+
+// wantCondition returns want, or nil when the pod carries it already.
+func wantCondition(pod *v1.Pod, want v1.PodCondition) *v1.PodCondition {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == want.Type {
 			if c.Status == want.Status && c.Reason == want.Reason && c.Message == want.Message {
@@ -225,8 +263,7 @@ func condition(pod *v1.Pod, d *elastico.Decision) *v1.PodCondition {
 
 // event returns the Event that tells the pod's owner about a new decision,
 // or "" when the decision did not change in a way worth telling.
-func event(jp *jobPod, want *annotation.Decision) (reason, message string) {
-	cur := &jp.current
+func event(cur *annotation.Decision, hasDec bool, want *annotation.Decision) (reason, message string) {
 	switch {
 	case want.Admitted() && (!cur.Admitted() || !want.SameWork(cur)):
 		reason = "ElasticoAdmitted"
@@ -235,7 +272,7 @@ func event(jp *jobPod, want *annotation.Decision) (reason, message string) {
 		}
 		return reason, fmt.Sprintf("%s: configuration %s on node %s, GPUs %s (%s), generation %d",
 			want.Action, want.Config, want.Node, want.Annotations()[annotation.GPUs], want.Annotations()[annotation.GPUSharing], want.Generation)
-	case !want.Admitted() && (!jp.hasDec || cur.Status != want.Status):
+	case !want.Admitted() && (!hasDec || cur.Status != want.Status):
 		return "ElasticoWaiting", want.Status
 	}
 	return "", ""

@@ -3,6 +3,7 @@ package controller
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/elastico/elastico/examples/kubernetes/annotation"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	resourcehelper "k8s.io/component-helpers/resource"
 )
 
@@ -19,6 +21,9 @@ type snapshot struct {
 	state    elastico.State
 	jobs     map[string]*jobPod // by job ID
 	problems []problem
+	// extra are writes no Plan decides: gangs that miss members (see
+	// gangJob).
+	extra []change
 }
 
 // options are the parts of Config that buildState reads.
@@ -28,15 +33,89 @@ type options struct {
 	// skip are jobs (by ID) that State.Validate rejected, with its error:
 	// left alone like a job whose annotation does not parse.
 	skip map[string]string
+	// parsed caches each pod's parsed elastico.io/job; nil: parse every
+	// time.
+	parsed *jobCache
 }
 
-// jobPod is one opted-in pod that is a job of the State.
+// jobCache keeps the job each pod's elastico.io/job parses to, for as
+// long as the annotation stays the same: parsing and checking 5,000 of
+// them was most of an epoch on a steady cluster. The jobs it returns
+// share their Family with the cache, which nothing writes to.
+type jobCache struct {
+	byPod map[types.UID]parsedJob
+	seen  map[types.UID]bool // this epoch's pods, to forget the others
+}
+
+type parsedJob struct {
+	value string
+	job   elastico.Job
+	err   error
+}
+
+func newJobCache() *jobCache {
+	return &jobCache{byPod: map[types.UID]parsedJob{}, seen: map[types.UID]bool{}}
+}
+
+// parse returns annotation.ParseJob(id, value), cached by the pod.
+func (c *jobCache) parse(pod *v1.Pod, id, value string) (elastico.Job, error) {
+	if c == nil {
+		return annotation.ParseJob(id, value)
+	}
+	c.seen[pod.UID] = true
+	if p, ok := c.byPod[pod.UID]; ok && p.value == value && p.job.ID == id {
+		return p.job, p.err
+	}
+	j, err := annotation.ParseJob(id, value)
+	c.byPod[pod.UID] = parsedJob{value, j, err}
+	return j, err
+}
+
+// prune forgets the pods not seen since the last prune.
+func (c *jobCache) prune() {
+	if c == nil {
+		return
+	}
+	for uid := range c.byPod {
+		if !c.seen[uid] {
+			delete(c.byPod, uid)
+		}
+	}
+	clear(c.seen)
+}
+
+// jobPod is one opted-in pod, or one gang of them, that is a job of the
+// State.
 type jobPod struct {
-	pod     *v1.Pod
+	pod     *v1.Pod       // the pod; a gang's member of rank 0
 	job     *elastico.Job // points into snapshot.state.Jobs
 	current annotation.Decision
 	hasDec  bool // the pod carries a decision (current is meaningful)
 	gated   bool // the pod still carries elastico's scheduling gate
+	// members are a gang's pods in rank order (completion index, then
+	// name; see gangJob); nil for a one-pod job.
+	members []member
+}
+
+// member is one pod of a gang.
+type member struct {
+	pod     *v1.Pod
+	current annotation.Decision
+	hasDec  bool
+	gated   bool
+}
+
+// bound reports whether the job's pod, or one of its gang's, is bound.
+func (jp *jobPod) bound() bool {
+	if jp.members == nil {
+		return jp.pod.Spec.NodeName != ""
+	}
+	for _, m := range jp.members {
+		if m.pod.Spec.NodeName != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // problem is something the controller tells the owner of an object about.
@@ -107,6 +186,7 @@ func buildState(now time.Time, pods []*v1.Pod, nodes []*v1.Node, o options) snap
 	out := map[string]string{} // node name -> why it is out
 	var cands []*jobPod
 	var jobs []elastico.Job
+	gangs := map[string][]*v1.Pod{} // "<namespace>/<gang>" -> live members
 
 	for _, pod := range pods {
 		if !elasticoPod(pod) || !live(pod) {
@@ -114,6 +194,10 @@ func buildState(now time.Time, pods []*v1.Pod, nodes []*v1.Node, o options) snap
 		}
 		bound := pod.Spec.NodeName
 		value, optedIn := pod.Annotations[annotation.Job]
+		if g, ok := pod.Labels[annotation.GangLabel]; ok && optedIn {
+			gangs[pod.Namespace+"/"+g] = append(gangs[pod.Namespace+"/"+g], pod)
+			continue
+		}
 		if !optedIn {
 			// It carries a decision but opted out: its GPUs are in use.
 			if bound != "" {
@@ -121,7 +205,7 @@ func buildState(now time.Time, pods []*v1.Pod, nodes []*v1.Node, o options) snap
 			}
 			continue
 		}
-		job, err := annotation.ParseJob(JobID(pod), value)
+		job, err := o.parsed.parse(pod, JobID(pod), value)
 		if err == nil && pod.Spec.SchedulerName != o.schedulerName {
 			err = fmt.Errorf("spec.schedulerName is %q; elastico's plugin runs in %q, and another scheduler would ignore the Plan", pod.Spec.SchedulerName, o.schedulerName)
 		}
@@ -175,11 +259,20 @@ func buildState(now time.Time, pods []*v1.Pod, nodes []*v1.Node, o options) snap
 		jobs = append(jobs, job)
 		cands = append(cands, jp)
 	}
+	for _, key := range slices.Sorted(maps.Keys(gangs)) {
+		if job, jp, ok := s.gangJob(key, gangs[key], o, out); ok {
+			jobs = append(jobs, job)
+			cands = append(cands, jp)
+		}
+	}
 
 	// Requests of the pods that are not jobs, per node.
 	jobUIDs := map[string]bool{}
 	for _, jp := range cands {
 		jobUIDs[string(jp.pod.UID)] = true
+		for _, m := range jp.members {
+			jobUIDs[string(m.pod.UID)] = true
+		}
 	}
 	used := map[string]v1.ResourceList{}
 	for _, pod := range pods {
@@ -238,7 +331,7 @@ func buildState(now time.Time, pods []*v1.Pod, nodes []*v1.Node, o options) snap
 		j, jp := &jobs[i], cands[i]
 		if a := j.Running; a != nil {
 			if !fits(a, gpuCount) {
-				if jp.pod.Spec.NodeName != "" {
+				if jp.bound() {
 					continue
 				}
 				j.Running = nil

@@ -50,11 +50,12 @@ func checkPlan(t *testing.T, cs kubernetes.Interface, ns string, e *controller.E
 		if _, opted := p.Annotations[annotation.Job]; !opted {
 			continue
 		}
-		id := controller.JobID(&p)
+		id := controller.JobIDOf(&p)
 		d, inPlan := decisions[id]
 		got, has, err := annotation.ParseDecision(p.Annotations)
 		if !inPlan {
-			if has || err != nil {
+			// A gang that misses members waits outside the Plan, saying so.
+			if incomplete := has && !got.Admitted() && strings.HasPrefix(got.Status, "Incomplete: "); (has && !incomplete) || err != nil {
 				t.Errorf("pod %s is not in the Plan but carries a decision (%v)", id, err)
 			}
 			continue
@@ -84,7 +85,15 @@ func checkPlan(t *testing.T, cs kubernetes.Interface, ns string, e *controller.E
 		for _, g := range got.GPUs {
 			ids = append(ids, annotation.GPUID(got.Node, g.Index))
 		}
-		if got.Config != d.Assignment.ConfigID || got.Node != wantNode || !slices.Equal(ids, d.Assignment.GPUs) {
+		planned := slices.Equal(ids, d.Assignment.GPUs)
+		if len(got.Gang) > 0 {
+			// A gang's member holds its share of the gang's GPUs, on its node.
+			wantNode, planned = got.Node, len(ids) > 0
+			for _, g := range ids {
+				planned = planned && slices.Contains(d.Assignment.GPUs, g)
+			}
+		}
+		if got.Config != d.Assignment.ConfigID || got.Node != wantNode || !planned {
 			t.Errorf("pod %s carries %s on %v, the Plan says %s on %v", id, got.Config, ids, d.Assignment.ConfigID, d.Assignment.GPUs)
 		}
 		if p.Spec.NodeName != wantNode {
@@ -173,7 +182,7 @@ func logCluster(t *testing.T, cs kubernetes.Interface, ns string, e *controller.
 	for _, p := range listPods(t, cs, ns) {
 		a := p.Annotations
 		class := "-"
-		if j := jobs[controller.JobID(&p)]; j != nil {
+		if j := jobs[controller.JobIDOf(&p)]; j != nil {
 			class = j.Class.String()
 		} else if _, ok := a[annotation.Job]; !ok {
 			class = "(not in)"

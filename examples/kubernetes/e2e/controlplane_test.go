@@ -48,6 +48,10 @@ func TestMain(m *testing.M) {
 		klog.SetOutput(f)
 		_ = fs.Set("v", "4")
 	}
+	if kc := os.Getenv(scaleControllerEnv); kc != "" {
+		// TestScale's controller, in a process of its own.
+		os.Exit(runScaleController(kc))
+	}
 	code := m.Run()
 	klog.Flush()
 	os.Exit(code)
@@ -140,7 +144,7 @@ func startControlPlane(t *testing.T) *controlPlane {
 // extension point it implements to the default plugins.
 const schedulerConfig = `apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
-clientConnection: {kubeconfig: %q}
+clientConnection: {kubeconfig: %q, qps: %d, burst: %d}
 leaderElection: {leaderElect: false}
 profiles:
 - schedulerName: default-scheduler
@@ -149,11 +153,24 @@ profiles:
     preFilter: {enabled: [{name: Elastico}]}
     filter: {enabled: [{name: Elastico}]}
     reserve: {enabled: [{name: Elastico}]}
+    permit: {enabled: [{name: Elastico}]}
     postFilter: {disabled: [{name: DefaultPreemption}]}
   pluginConfig:
   - name: Elastico
-    args: {gpuResource: nvidia.com/gpu}
+    args: {gpuResource: nvidia.com/gpu, gangTimeoutSeconds: %d}
 `
+
+// gangTimeoutSeconds is the plugin's gang timeout in the tests: short, so
+// that a gang held at Permit goes back to the queue within a test.
+const gangTimeoutSeconds = 3
+
+// schedulerQPS is the scheduler's API request rate (burst: twice it):
+// kube-scheduler's default, 50, unless a test raises it.
+var schedulerQPS = 50
+
+// pluginFactory builds the plugin the scheduler runs; the scale test
+// wraps it to time it.
+var pluginFactory = plugin.New
 
 // startScheduler starts kube-scheduler with the plugin, the way the
 // kube-scheduler command of this module does (app.Setup + app.Run; the
@@ -162,7 +179,7 @@ func (cp *controlPlane) startScheduler() {
 	t := cp.t
 	t0 := time.Now()
 	path := filepath.Join(cp.dir, "scheduler.yaml")
-	if err := os.WriteFile(path, []byte(fmt.Sprintf(schedulerConfig, cp.kubeconf)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(schedulerConfig, cp.kubeconf, schedulerQPS, 2*schedulerQPS, gangTimeoutSeconds)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -171,7 +188,7 @@ func (cp *controlPlane) startScheduler() {
 	opts.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
 	opts.SecureServing.BindPort = freePort(t)
 	opts.SecureServing.ServerCert.CertDirectory = cp.dir
-	cc, sched, err := schedapp.Setup(ctx, opts, schedapp.WithPlugin(plugin.Name, plugin.New))
+	cc, sched, err := schedapp.Setup(ctx, opts, schedapp.WithPlugin(plugin.Name, pluginFactory))
 	if err != nil {
 		cancel()
 		t.Fatalf("setting up kube-scheduler: %v", err)

@@ -94,7 +94,7 @@ func TestDeployManifests(t *testing.T) {
 	if prof.SchedulerName != "elastico-scheduler" {
 		t.Errorf("profile is %q", prof.SchedulerName)
 	}
-	for point, set := range map[string]schedconfig.PluginSet{"preFilter": prof.Plugins.PreFilter, "filter": prof.Plugins.Filter, "reserve": prof.Plugins.Reserve} {
+	for point, set := range map[string]schedconfig.PluginSet{"preFilter": prof.Plugins.PreFilter, "filter": prof.Plugins.Filter, "reserve": prof.Plugins.Reserve, "permit": prof.Plugins.Permit} {
 		if !slices.ContainsFunc(set.Enabled, func(p schedconfig.Plugin) bool { return p.Name == plugin.Name }) {
 			t.Errorf("the plugin is not enabled at %s", point)
 		}
@@ -132,6 +132,7 @@ func TestDeployManifests(t *testing.T) {
 	if pod.Spec.SchedulerName != "elastico-scheduler" || len(pod.Spec.SchedulingGates) != 1 || pod.Spec.SchedulingGates[0].Name != annotation.SchedulingGate {
 		t.Errorf("the example job does not name the scheduler and the gate: %q %v", pod.Spec.SchedulerName, pod.Spec.SchedulingGates)
 	}
+	checkGangExample(t)
 	var paths []string
 	for _, v := range pod.Spec.Volumes {
 		if v.DownwardAPI != nil {
@@ -144,5 +145,39 @@ func TestDeployManifests(t *testing.T) {
 		if !slices.Contains(paths, want) {
 			t.Errorf("the example job's downward-API volume lacks %s (has %v)", want, paths)
 		}
+	}
+}
+
+// checkGangExample checks deploy/example-gang.yaml: an Indexed Job whose
+// pods carry the gang's label and a job whose members is its completions,
+// and a headless Service that selects them.
+func checkGangExample(t *testing.T) {
+	t.Helper()
+	var job *batchv1.Job
+	var svc *v1.Service
+	for _, obj := range readManifests(t, "example-gang.yaml") {
+		switch o := obj.(type) {
+		case *batchv1.Job:
+			job = o
+		case *v1.Service:
+			svc = o
+		}
+	}
+	if job == nil || svc == nil {
+		t.Fatal("deploy/example-gang.yaml wants a Job and a Service")
+	}
+	tmpl := job.Spec.Template
+	gang := tmpl.Labels[annotation.GangLabel]
+	spec, _, err := annotation.ParseJobSpec("ml/gang:"+gang, tmpl.Annotations[annotation.Job])
+	switch {
+	case err != nil:
+		t.Errorf("the example gang's annotation: %v", err)
+	case gang == "" || job.Spec.CompletionMode == nil || *job.Spec.CompletionMode != batchv1.IndexedCompletion ||
+		job.Spec.Completions == nil || int(*job.Spec.Completions) != spec.Members || job.Spec.Parallelism == nil || *job.Spec.Parallelism != *job.Spec.Completions:
+		t.Errorf("the example gang: label %q, members %d, want an Indexed Job running that many pods at once", gang, spec.Members)
+	case svc.Spec.ClusterIP != v1.ClusterIPNone || svc.Spec.Selector[annotation.GangLabel] != gang || tmpl.Spec.Subdomain != svc.Name:
+		t.Errorf("the example gang's Service must be headless, select the gang and be its pods' subdomain")
+	case tmpl.Spec.SchedulerName != "elastico-scheduler" || len(tmpl.Spec.SchedulingGates) != 1:
+		t.Errorf("the example gang does not name the scheduler and the gate")
 	}
 }

@@ -36,22 +36,26 @@ var testNodes = []nodeSpec{
 func createNodes(t *testing.T, cs kubernetes.Interface, nodes []nodeSpec) {
 	t.Helper()
 	for _, n := range nodes {
-		rl := v1.ResourceList{v1.ResourceCPU: resource.MustParse(n.cpu), v1.ResourceMemory: resource.MustParse(n.mem), v1.ResourcePods: resource.MustParse("110")}
-		labels := map[string]string{"kubernetes.io/hostname": n.name}
-		if n.gpus > 0 {
-			rl["nvidia.com/gpu"] = *resource.NewQuantity(int64(n.gpus), resource.DecimalSI)
-			labels[annotation.GPUMemoryLabel] = fmt.Sprint(n.memMiB)
-			labels[annotation.GPUProductLabel] = n.product
-		}
-		if n.sharing != "" {
-			labels[annotation.SharingLabel] = n.sharing
-		}
-		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: labels},
-			Status: v1.NodeStatus{Capacity: rl, Allocatable: rl, Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}}}
-		if _, err := cs.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
+		if _, err := cs.CoreV1().Nodes().Create(context.Background(), nodeObject(n), metav1.CreateOptions{}); err != nil {
 			t.Fatalf("creating node %s: %v", n.name, err)
 		}
 	}
+}
+
+// nodeObject is the Node of n, Ready, with its GPUs allocatable.
+func nodeObject(n nodeSpec) *v1.Node {
+	rl := v1.ResourceList{v1.ResourceCPU: resource.MustParse(n.cpu), v1.ResourceMemory: resource.MustParse(n.mem), v1.ResourcePods: resource.MustParse("110")}
+	labels := map[string]string{"kubernetes.io/hostname": n.name}
+	if n.gpus > 0 {
+		rl["nvidia.com/gpu"] = *resource.NewQuantity(int64(n.gpus), resource.DecimalSI)
+		labels[annotation.GPUMemoryLabel] = fmt.Sprint(n.memMiB)
+		labels[annotation.GPUProductLabel] = n.product
+	}
+	if n.sharing != "" {
+		labels[annotation.SharingLabel] = n.sharing
+	}
+	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: labels},
+		Status: v1.NodeStatus{Capacity: rl, Allocatable: rl, Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}}}
 }
 
 // Families. The numbers are illustrative, of the size RST measures on A100s

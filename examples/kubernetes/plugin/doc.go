@@ -11,10 +11,15 @@
 //     shares and memory budgets of the pods sharing one stay within it.
 //   - Reserve checks that the decision did not change while the pod was in
 //     its scheduling cycle.
+//   - Permit holds a gang's member (a pod whose decision lists the gang's
+//     shares) on its node until every member of that decision has its node
+//     too, then lets them all go; a member that waits past the gang timeout
+//     is rejected, and Unreserve rejects the rest of its gang with it.
 //
 // Pods that did not opt in are skipped at PreFilter: the plugin never
 // changes how they are scheduled. The plugin keeps nothing in memory
-// between cycles, so a restarted scheduler decides exactly as before.
+// between cycles (a gang's waiting members are the framework's), so a
+// restarted scheduler decides exactly as before.
 //
 // Register it with app.WithPlugin(plugin.Name, plugin.New); the
 // kube-scheduler command of this module does.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/elastico/elastico/examples/kubernetes/annotation"
 	v1 "k8s.io/api/core/v1"
@@ -24,19 +25,25 @@ type Args struct {
 	// GPUResource is the node resource that counts GPUs (default
 	// nvidia.com/gpu); it must match the controller's.
 	GPUResource string `json:"gpuResource,omitempty"`
+	// GangTimeoutSeconds is how long a gang's member waits at Permit for
+	// the others before the gang is sent back to the queue (default 60).
+	GangTimeoutSeconds int `json:"gangTimeoutSeconds,omitempty"`
 }
 
 // Plugin is the scheduler plugin. Its zero value is not usable; build it
 // with New (or NewWithLister in tests).
 type Plugin struct {
 	gpuResource v1.ResourceName
+	gangTimeout time.Duration
 	pods        corelisters.PodLister
+	handle      fwk.Handle // the waiting pods of Permit; nil in unit tests
 }
 
 var (
 	_ fwk.PreFilterPlugin   = (*Plugin)(nil)
 	_ fwk.FilterPlugin      = (*Plugin)(nil)
 	_ fwk.ReservePlugin     = (*Plugin)(nil)
+	_ fwk.PermitPlugin      = (*Plugin)(nil)
 	_ fwk.EnqueueExtensions = (*Plugin)(nil)
 	_ fwk.SignPlugin        = (*Plugin)(nil)
 )
@@ -53,13 +60,24 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error
 	// scheduler's other informers.
 	pods := h.SharedInformerFactory().Core().V1().Pods()
 	pods.Informer()
-	return NewWithLister(args, pods.Lister())
+	p, err := NewWithLister(args, pods.Lister())
+	if err != nil {
+		return nil, err
+	}
+	p.handle = h
+	return p, nil
 }
 
 // NewWithLister builds the plugin with the pod lister Reserve reads the
 // latest decision from.
 func NewWithLister(args Args, pods corelisters.PodLister) (*Plugin, error) {
-	p := &Plugin{gpuResource: "nvidia.com/gpu", pods: pods}
+	p := &Plugin{gpuResource: "nvidia.com/gpu", gangTimeout: DefaultGangTimeout, pods: pods}
+	if args.GangTimeoutSeconds < 0 {
+		return nil, fmt.Errorf("plugin: args.gangTimeoutSeconds is %d, want ≥ 0 (0: %v)", args.GangTimeoutSeconds, DefaultGangTimeout)
+	}
+	if args.GangTimeoutSeconds > 0 {
+		p.gangTimeout = time.Duration(args.GangTimeoutSeconds) * time.Second
+	}
 	if args.GPUResource != "" {
 		if strings.ContainsAny(args.GPUResource, " \t\n") {
 			return nil, fmt.Errorf("plugin: args.gpuResource is %q, want a resource name", args.GPUResource)
@@ -221,8 +239,13 @@ func (p *Plugin) Reserve(_ context.Context, state fwk.CycleState, pod *v1.Pod, n
 	return nil
 }
 
-// Unreserve has nothing to undo: Reserve keeps no state.
-func (p *Plugin) Unreserve(context.Context, fwk.CycleState, *v1.Pod, string) {}
+// Unreserve sends a gang's other waiting members back to the queue with
+// the pod that failed (see Permit); Reserve keeps no state to undo.
+func (p *Plugin) Unreserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
+	if optedIn(pod) {
+		p.rejectGang(pod)
+	}
+}
 
 // SignPod keeps elastico's pods out of the scheduler's batching: each is
 // bound to its own node. Other pods are signed with nothing, as though the

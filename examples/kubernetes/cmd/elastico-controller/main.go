@@ -40,22 +40,25 @@ func main() {
 		leaderElect   = flag.Bool("leader-elect", false, "run only while holding a Lease, so that replicas can stand by")
 		leaseNS       = flag.String("leader-elect-namespace", "elastico-system", "namespace of the Lease")
 		leaseName     = flag.String("leader-elect-name", "elastico-controller", "name of the Lease")
+		qps           = flag.Float64("kube-api-qps", 50, "API requests per second to the API server (client-go's default, 5, takes 30 minutes to admit 5,000 pods)")
+		burst         = flag.Int("kube-api-burst", 100, "API requests in a burst above --kube-api-qps")
 	)
 	flag.Parse()
 	if err := run(*kubeconfig, controller.Config{
 		Interval: *interval, EpochTimeout: *epochTimeout, StatusRefresh: *statusRefresh, GPUResource: v1.ResourceName(*gpuResource), SchedulerName: *schedulerName,
-	}, *leaderElect, *leaseNS, *leaseName); err != nil {
+	}, *leaderElect, *leaseNS, *leaseName, float32(*qps), *burst); err != nil {
 		fmt.Fprintln(os.Stderr, "elastico-controller:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig string, cfg controller.Config, leaderElect bool, leaseNS, leaseName string) error {
+func run(kubeconfig string, cfg controller.Config, leaderElect bool, leaseNS, leaseName string, qps float32, burst int) error {
 	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return fmt.Errorf("loading the client configuration: %w", err)
 	}
 	rc.UserAgent = "elastico-controller"
+	rc.QPS, rc.Burst = qps, burst
 	cfg.Client, err = kubernetes.NewForConfig(rc)
 	if err != nil {
 		return err
