@@ -37,16 +37,19 @@ func idHash(id string) uint64 {
 	return h
 }
 
-// calmSettled reports whether running job j was started, moved or reshaped
-// since the jobs last changed, at an epoch that sees the same jobs as the
-// last (not the first epoch after a change, whatever its Now): a plan made while nothing changed leaves it
-// as it runs (revertGroups), so that a calm cluster reaches a fixed point
+// calmSettled reports whether job j was started, moved or reshaped (if it
+// runs) or preempted (if it waits) since the jobs last changed, at an
+// epoch that sees the same jobs as the last (not the first epoch after a
+// change, whatever its Now): a plan made while nothing changed leaves it
+// as it is (revertGroups), so that a calm cluster reaches a fixed point
 // after its first epoch. A plan's displacements are the market's best
 // guess at one moment; once nothing changes, a second guess that moves
-// the same jobs again is as likely to undo the first as to improve on it.
+// the same jobs again is as likely to undo the first as to improve on it
+// (a job preempted at one epoch's prices and started on the same GPU at
+// the next's).
 func (e *epoch) calmSettled(j int32) bool {
 	t, ok := e.st.Carry.Since[e.jobs[j].job.ID]
-	return e.calmOn && ok && e.jobs[j].running && !t.Before(e.calmNow.Since)
+	return e.calmOn && ok && !t.Before(e.calmNow.Since)
 }
 
 // keepSince reports whether Carry.Since must keep a running job's entry

@@ -81,3 +81,34 @@ func TestCalmHoldsSettledJobs(t *testing.T) {
 		t.Errorf("after a change, heavy does not take light's GPU: %v", p.Actions)
 	}
 }
+
+// TestCalmKeepsAStoppedJobStopped: a job preempted since the jobs last
+// changed is not started again while nothing changes, even on a free GPU
+// (the price noise that stopped it would start it where it ran); once a
+// job arrives it starts.
+func TestCalmKeepsAStoppedJobStopped(t *testing.T) {
+	stopped := plainJob("stopped", 1, 1, 10, 100, day0)
+	start := day0.Add(time.Hour)
+	jobs := []elastico.Job{stopped}
+	calm := elastico.Calm{Since: start, Jobs: 1, Digest: idHash("stopped")}
+	s, err := New(Config{Clock: fixedClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	epoch := func(c elastico.Calm) *elastico.Plan {
+		t.Helper()
+		st := &elastico.State{Now: start.Add(time.Minute), Cluster: cluster(node("n0", 1, 16)), Jobs: jobs,
+			Carry: elastico.Carry{Since: map[string]time.Time{"stopped": start}, Calm: c}}
+		p, err := s.Epoch(context.Background(), st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if p := epoch(calm); len(p.Actions) > 0 || !strings.Contains(p.Decisions[0].Status.String(), "nothing has changed") {
+		t.Errorf("a job stopped since the last change: actions %v, status %q; want none, and why", p.Actions, p.Decisions[0].Status)
+	}
+	if p := epoch(elastico.Calm{}); len(p.Actions) != 1 || p.Decisions[0].Assignment == nil {
+		t.Errorf("after a change the stopped job does not start: %v", p.Actions)
+	}
+}

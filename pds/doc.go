@@ -106,10 +106,11 @@
 //
 // Between arrivals and departures the plan holds still: a job started,
 // moved or reshaped since the State's jobs last changed (Carry.Calm says
-// since when) stays as it runs until a job arrives or leaves, unless the
-// State runs it against the rules or the rule for keeping a pair splits
-// it; revertGroups undoes any group of changes that displaces it, even
-// one that starts a job whose GPUs are held for it. A plan's moves are
+// since when) stays as it runs, and a job preempted since then waits,
+// until a job arrives or leaves, unless the State runs it against the
+// rules or the rule for keeping a pair splits it; revertGroups undoes any
+// group of changes that displaces or starts such a job, even one that
+// starts a job whose GPUs are held for it. A plan's moves are
 // the market's guess at one moment; with nothing changed, a later guess
 // that moves the same jobs again undid the first as often as it improved
 // on it: on Gavel's V100/P100/K80 cluster (5 seeds, epochs every minute)

@@ -315,8 +315,9 @@ func (e *epoch) revertGroups() {
 		case js.running:
 			e.gain[root] += e.valueOf(j, js.cur) + js.scale*js.keep
 			e.calmed[root] = e.calmed[root] || e.calmSettled(j)
-		case e.heldFor(int(j)) != nil:
-			e.held[root] = true // a job waits for these GPUs
+		default:
+			e.held[root] = e.held[root] || e.heldFor(int(j)) != nil // a job waits for these GPUs
+			e.calmed[root] = e.calmed[root] || e.calmSettled(j)
 		}
 	}
 	// A group that displaces a settled job is undone even where it starts a
