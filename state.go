@@ -71,6 +71,9 @@ type Calm struct {
 	Since  time.Time
 	Jobs   int
 	Digest uint64
+	// Last is the Now of the epoch that returned it: an epoch at the same
+	// Now on the State that epoch produced has nothing new to act on.
+	Last time.Time
 }
 
 // CoRun is one learned correction: jobs of model family Victim (a

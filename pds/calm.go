@@ -20,8 +20,9 @@ func (e *epoch) calm() {
 		d += idHash(jobs[i].ID)
 	}
 	prev := e.st.Carry.Calm
-	e.calmNow = elastico.Calm{Since: e.st.Now, Jobs: len(jobs), Digest: d}
+	e.calmNow = elastico.Calm{Since: e.st.Now, Jobs: len(jobs), Digest: d, Last: e.st.Now}
 	e.calmOn = prev.Jobs == len(jobs) && prev.Digest == d && !prev.Since.IsZero() && !prev.Since.After(e.st.Now)
+	e.calmAgain = e.calmOn && prev.Last.Equal(e.st.Now)
 	if e.calmOn {
 		e.calmNow.Since = prev.Since
 	}
@@ -46,10 +47,20 @@ func idHash(id string) uint64 {
 // guess at one moment; once nothing changes, a second guess that moves
 // the same jobs again is as likely to undo the first as to improve on it
 // (a job preempted at one epoch's prices and started on the same GPU at
-// the next's).
+// the next's). At the same Now as the last epoch every job has settled,
+// a waiting one too: the State that epoch produced is a fixed point. A job that has
+// not changed since the jobs last did may still be moved once, later in
+// the calm (a job held for MinRunTime at a change grows onto idle GPUs
+// when the hold ends).
 func (e *epoch) calmSettled(j int32) bool {
+	if !e.calmOn {
+		return false
+	}
+	if e.calmAgain {
+		return true // the same moment again: a fixed point
+	}
 	t, ok := e.st.Carry.Since[e.jobs[j].job.ID]
-	return e.calmOn && ok && !t.Before(e.calmNow.Since)
+	return ok && !t.Before(e.calmNow.Since)
 }
 
 // keepSince reports whether Carry.Since must keep a running job's entry

@@ -65,9 +65,10 @@ type layout struct {
 // queue and the sharing rule in force, what co-runs taught. The rounds
 // read it; only learned (penalties Δ per violation) changes after.
 type marketState struct {
-	jobs    []jobState
-	calmNow elastico.Calm // the jobs as this epoch sees them, and since when (see calm)
-	calmOn  bool          // the last epoch saw the same jobs
+	jobs      []jobState
+	calmNow   elastico.Calm // the jobs as this epoch sees them, and since when (see calm)
+	calmOn    bool          // the last epoch saw the same jobs
+	calmAgain bool          // and had the same Now
 	// Current residents of each GPU (jobs, from the State's assignments),
 	// as a CSR over global GPU numbers.
 	curOff, curRes []int32
