@@ -81,6 +81,15 @@ import (
 type Gavel struct {
 	// Round is the round length; zero means GavelRound.
 	Round time.Duration
+	// SpaceSharing makes it Gavel's +SS variant (GavelSSName): the LP
+	// also allocates time to pairs of jobs sharing the same GPUs, and the
+	// rounds schedule pairs as well as single jobs (gavel_pack.go,
+	// gavel_ss.go).
+	SpaceSharing bool
+	// Predictor answers how much slower a job runs beside another on one
+	// GPU, for SpaceSharing; nil means iac.Default(), elastico's default
+	// (pds.Config.Predictor).
+	Predictor elastico.Predictor
 
 	mu sync.Mutex
 	gs gavelState
@@ -106,6 +115,12 @@ type gavelState struct {
 	jobTime  map[string]map[string]float64 // seconds on each model since lastSet
 	modTime  map[string]float64            // Σ over jobs of jobTime
 	deficit  map[string]map[string]float64
+	// With SpaceSharing: the pairs with time allocated, by pairKey (their
+	// time received and deficits are in jobTime and deficit under that
+	// key), the predictor's answers, and the default predictor.
+	pairs map[string]*gavelPair
+	slow  map[[2]profKey]float64
+	pred  elastico.Predictor
 }
 
 // Epoch implements elastico.Scheduler.
@@ -137,7 +152,11 @@ func (g *Gavel) Epoch(ctx context.Context, st *elastico.State) (*elastico.Plan, 
 	if s.started && st.Now.Before(s.last) {
 		return nil, errorf("State.Now %v is before the previous epoch's %v: a Gavel serves one cluster's epochs in order", st.Now, s.last)
 	}
-	s.credit(v, in)
+	if g.SpaceSharing {
+		s.creditPairs(v)
+	} else {
+		s.credit(v, in)
+	}
 	pl := newPlanner(v)
 	if s.started && st.Now.Before(s.roundEnd) {
 		for i := range st.Jobs {
@@ -149,6 +168,21 @@ func (g *Gavel) Epoch(ctx context.Context, st *elastico.State) (*elastico.Plan, 
 	}
 	s.started = true
 	s.roundEnd = st.Now.Add(round)
+	if g.SpaceSharing {
+		if s.changed(st) {
+			pred, err := g.predictor()
+			if err != nil {
+				return nil, err
+			}
+			x, px, err := s.packedAlloc(v, in, pred)
+			if err != nil {
+				return nil, err
+			}
+			s.resetPairs(st, in, x, px, round)
+		}
+		s.schedulePairs(pl, in)
+		return pl.plan(), nil
+	}
 	if s.changed(st) {
 		x, _, err := maxMin(in.coef, in.scale, in.gpus)
 		if err != nil {
