@@ -115,12 +115,16 @@ type gavelState struct {
 	jobTime  map[string]map[string]float64 // seconds on each model since lastSet
 	modTime  map[string]float64            // Σ over jobs of jobTime
 	deficit  map[string]map[string]float64
-	// With SpaceSharing: the pairs with time allocated, by pairKey (their
-	// time received and deficits are in jobTime and deficit under that
-	// key), the predictor's answers, and the default predictor.
-	pairs map[string]*gavelPair
-	slow  map[[2]profKey]float64
-	pred  elastico.Predictor
+	// With SpaceSharing: the pairs with time allocated, by pairKey, and
+	// by model index those with time on it, in key order; pairs' deficits
+	// (by model index); the models indexed; the predictor's answers, and
+	// the default predictor.
+	pairs      map[string]*gavelPair
+	pairsOn    [][]*gavelPair
+	pairDef    map[string][]float64
+	pairModels []string
+	slow       map[[2]profKey]float64
+	pred       elastico.Predictor
 }
 
 // Epoch implements elastico.Scheduler.

@@ -86,7 +86,8 @@ type lpPairX struct {
 // to at most 1 are left out: the two jobs taking turns alone would do as
 // much with no more GPU time, so no optimum needs them. It returns the
 // single jobs' x (as maxMin), every pair of jobs with time allocated, in
-// order (by class pair, model, then job indices), and t.
+// order (by class pair, model, then job indices), and t. With no pair to
+// consider, it is maxMin's answer.
 func maxMinPacked(coef [][]float64, scale, gpus []float64, kind []int, speed pairSpeed, merge bool) ([][]float64, []lpPairX, float64, error) {
 	cls, vars := lpClasses(coef, scale, gpus, merge, kind)
 	var pcs []lpPairCol
@@ -112,6 +113,12 @@ func maxMinPacked(coef [][]float64, scale, gpus []float64, kind []int, speed pai
 				pcs = append(pcs, pc)
 			}
 		}
+	}
+	if len(pcs) == 0 {
+		// No pair to consider: the unpacked LP, over its own classes
+		// (kinds would split some), so that the allocation is its.
+		x, t, err := maxMinClasses(coef, scale, gpus, merge)
+		return x, nil, t, err
 	}
 	x, y, t, err := solveMaxMin(coef, scale, gpus, cls, vars, pcs)
 	if err != nil {

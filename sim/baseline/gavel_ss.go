@@ -23,12 +23,11 @@ const GavelSSName = "gavel-ss"
 
 // gavelPair is a pair of jobs with time allocated, by job ID (a < b).
 type gavelPair struct {
-	a, b  string
-	alloc map[string]float64 // by model
+	a, b, key   string
+	alloc, time []float64 // by model index: allocation, seconds received
 }
 
-// pairKey is a pair's key in gavelState's time and deficit maps, which
-// single jobs key by their ID.
+// pairKey is a pair's key: the IDs of its jobs, in order.
 func pairKey(a, b string) string {
 	if b < a {
 		a, b = b, a
@@ -147,18 +146,21 @@ func (s *gavelState) creditPairs(v *view) {
 			if gs == nil {
 				continue
 			}
-			key := st.Jobs[i].ID
+			id, m := st.Jobs[i].ID, v.gpus[gs[0]].model
 			if k := v.partner(i); k >= 0 {
-				if key > st.Jobs[k].ID {
+				if id > st.Jobs[k].ID {
 					continue // the pair is credited once, from its first job
 				}
-				key = pairKey(key, st.Jobs[k].ID)
-			}
-			if s.jobTime[key] == nil {
+				if p := s.pairs[pairKey(id, st.Jobs[k].ID)]; p != nil {
+					p.time[slices.Index(s.pairModels, m)] += dt
+					s.modTime[m] += dt
+				}
 				continue
 			}
-			m := v.gpus[gs[0]].model
-			s.jobTime[key][m] += dt
+			if s.jobTime[id] == nil {
+				continue
+			}
+			s.jobTime[id][m] += dt
 			s.modTime[m] += dt
 		}
 	}
@@ -203,20 +205,24 @@ func subsetIdx(a, b []int) bool {
 func (s *gavelState) resetPairs(st *elastico.State, in *gavelIn, x [][]float64, px []lpPairX, round time.Duration) {
 	elapsed := st.Now.Sub(s.lastSet).Seconds()
 	half := round.Seconds() / 2
-	wasSet := !s.lastSet.IsZero()
-	oldTime, oldDeficit, oldPairs := s.jobTime, s.deficit, s.pairs
-	s.reset(st, in, x, round) // the singles, into new maps
+	oldPairs, oldDef := s.pairs, s.pairDef
+	if !slices.Equal(s.pairModels, in.models) {
+		oldPairs, oldDef = nil, nil // another cluster: nothing carries
+	}
+	s.reset(st, in, x, round) // the singles
+	M := len(in.models)
 	present := make(map[string]bool, len(st.Jobs))
 	for i := range st.Jobs {
 		present[st.Jobs[i].ID] = true
 	}
-	// Every pair that had time allocated or a deficit, while both its jobs
+	// Every pair with a deficit or time allocated, while both its jobs
 	// remain: its deficit grows by the time it should have had less the
 	// time it had.
-	for key, d := range oldDeficit {
-		if _, ok := oldPairs[key]; !ok && strings.Contains(key, "\x00") {
+	s.pairDef = map[string][]float64{}
+	for key, d := range oldDef {
+		if _, ok := oldPairs[key]; !ok {
 			if a, b, _ := strings.Cut(key, "\x00"); present[a] && present[b] {
-				s.deficit[key] = d
+				s.pairDef[key] = d
 			}
 		}
 	}
@@ -224,18 +230,17 @@ func (s *gavelState) resetPairs(st *elastico.State, in *gavelIn, x [][]float64, 
 		if !present[p.a] || !present[p.b] {
 			continue
 		}
-		d := make(map[string]float64, len(in.models))
-		for _, model := range in.models {
-			v := oldDeficit[key][model]
-			if t, ok := oldTime[key]; ok && wasSet {
-				v += p.alloc[model]*elapsed - (t[model] - half)
-			}
-			if v != 0 {
-				d[model] = v
-			}
+		d := make([]float64, M)
+		if old := oldDef[key]; old != nil {
+			copy(d, old)
 		}
-		if len(d) > 0 {
-			s.deficit[key] = d
+		owed := false
+		for m := range d {
+			d[m] += p.alloc[m]*elapsed - (p.time[m] - half)
+			owed = owed || d[m] != 0
+		}
+		if owed {
+			s.pairDef[key] = d
 		}
 	}
 	s.pairs = map[string]*gavelPair{}
@@ -244,16 +249,25 @@ func (s *gavelState) resetPairs(st *elastico.State, in *gavelIn, x [][]float64, 
 		key := pairKey(a, b)
 		e := s.pairs[key]
 		if e == nil {
-			e = &gavelPair{a: min(a, b), b: max(a, b), alloc: make(map[string]float64, len(in.models))}
+			e = &gavelPair{a: min(a, b), b: max(a, b), key: key, alloc: make([]float64, M), time: make([]float64, M)}
 			s.pairs[key] = e
-			s.jobTime[key] = make(map[string]float64, len(in.models))
-			for _, model := range in.models {
-				s.jobTime[key][model] = half
+			for m, model := range in.models {
+				e.time[m] = half
 				s.modTime[model] += half
 			}
 		}
-		e.alloc[in.models[p.m]] += p.x
+		e.alloc[p.m] += p.x
 	}
+	s.pairsOn = make([][]*gavelPair, M)
+	for _, key := range sortedKeys(s.pairs) {
+		p := s.pairs[key]
+		for m := range M {
+			if p.alloc[m] > 0 {
+				s.pairsOn[m] = append(s.pairsOn[m], p)
+			}
+		}
+	}
+	s.pairModels = in.models
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -273,15 +287,16 @@ type ssEntry struct {
 	r1, r2               int
 }
 
-// priority is Gavel's: the allocation over the fraction of the model's
-// time received since the allocation was set (x·10⁹ before any).
-func (s *gavelState) priority(key, model string, x float64) float64 {
+// priority is Gavel's: the allocation x over the fraction of the model's
+// time received since the allocation was set (x·10⁹ before any), for a
+// combination that has had received seconds on the model.
+func (s *gavelState) priority(received float64, model string, x float64) float64 {
 	if x <= 0 {
 		return 0
 	}
 	p := x * 1e9
 	if s.modTime[model] > 0 {
-		if f := s.jobTime[key][model] / s.modTime[model]; f > 0 {
+		if f := received / s.modTime[model]; f > 0 {
 			p = x / f
 		}
 	}
@@ -302,7 +317,6 @@ func (s *gavelState) schedulePairs(pl *planner, in *gavelIn) {
 	for i := range st.Jobs {
 		idx[st.Jobs[i].ID] = i
 	}
-	keys := sortedKeys(s.pairs)
 	left := slices.Clone(in.gpus)
 	chosen := make([]bool, len(st.Jobs))
 	var order []ssEntry
@@ -315,16 +329,16 @@ func (s *gavelState) schedulePairs(pl *planner, in *gavelIn) {
 			}
 			id := st.Jobs[i].ID
 			x := s.alloc[id][model]
-			q = append(q, ssEntry{i: i, k: -1, m: m, prio: s.priority(id, model, x), deficit: s.deficit[id][model], alloc: x, r1: rank[i], r2: -1})
+			q = append(q, ssEntry{i: i, k: -1, m: m, prio: s.priority(s.jobTime[id][model], model, x), deficit: s.deficit[id][model], alloc: x, r1: rank[i], r2: -1})
 		}
-		for _, key := range keys {
-			p := s.pairs[key]
-			x := p.alloc[model]
-			if x <= 0 {
-				continue
-			}
+		for _, p := range s.pairsOn[m] {
+			x := p.alloc[m]
 			i, k := idx[p.a], idx[p.b]
-			q = append(q, ssEntry{i: i, k: k, m: m, prio: s.priority(key, model, x), deficit: s.deficit[key][model], alloc: x, r1: min(rank[i], rank[k]), r2: max(rank[i], rank[k])})
+			var d float64
+			if def := s.pairDef[p.key]; def != nil {
+				d = def[m]
+			}
+			q = append(q, ssEntry{i: i, k: k, m: m, prio: s.priority(p.time[m], model, x), deficit: d, alloc: x, r1: min(rank[i], rank[k]), r2: max(rank[i], rank[k])})
 		}
 		slices.SortFunc(q, func(a, b ssEntry) int {
 			if c := cmp.Compare(b.prio, a.prio); c != 0 {
