@@ -50,18 +50,6 @@ func (g *Gavel) predictor() (elastico.Predictor, error) {
 	return g.gs.pred, nil
 }
 
-// profKey is what a pair's speed depends on of one job's profile.
-type profKey struct {
-	family        string
-	cfg           elastico.Configuration
-	model         string
-	sm, mem, tput float64
-}
-
-func keyOf(p *elastico.Profile) profKey {
-	return profKey{p.Family, p.Config, p.Hardware.GPUModel, p.Demand.SM, p.Demand.GPUMemory, p.Throughput}
-}
-
 // packedAlloc computes the packed allocation: every job's kind (its
 // profiles on every model), the speeds of two kinds sharing GPUs (the
 // predictor's, for pairs that fit one GPU of the model: SM shares summing
@@ -83,17 +71,16 @@ func (s *gavelState) packedAlloc(v *view, in *gavelIn, pred elastico.Predictor) 
 	var rep []int // a job of each kind
 	kind := make([]int, len(in.prof))
 	var key strings.Builder
-	ids := map[profKey]int{}
+	ids := map[elastico.Profile]int{} // by content: a StablePredictor's answer depends on it alone
 	for i, row := range in.prof {
 		key.Reset()
 		for _, p := range row {
 			id := -1
 			if p != nil {
-				k := keyOf(p)
 				var ok bool
-				if id, ok = ids[k]; !ok {
+				if id, ok = ids[*p]; !ok {
 					id = len(ids)
-					ids[k] = id
+					ids[*p] = id
 				}
 			}
 			fmt.Fprintf(&key, "%d,", id)
@@ -108,10 +95,10 @@ func (s *gavelState) packedAlloc(v *view, in *gavelIn, pred elastico.Predictor) 
 	}
 	_, stable := pred.(elastico.StablePredictor)
 	if !stable || s.slow == nil {
-		s.slow = map[[2]profKey]float64{}
+		s.slow = map[[2]elastico.Profile]float64{}
 	}
 	slowdown := func(p, q *elastico.Profile) float64 {
-		k := [2]profKey{keyOf(p), keyOf(q)}
+		k := [2]elastico.Profile{*p, *q}
 		d, ok := s.slow[k]
 		if !ok {
 			d = pred.Slowdown(p, q)
@@ -126,10 +113,12 @@ func (s *gavelState) packedAlloc(v *view, in *gavelIn, pred elastico.Predictor) 
 			return 0, 0, false
 		}
 		dp, dq := slowdown(p, q), slowdown(q, p)
-		if !(dp >= 1) || !(dq >= 1) || math.IsInf(dp, 0) || math.IsInf(dq, 0) {
+		if !(dp > 0) || !(dq > 0) || math.IsInf(dp, 0) || math.IsInf(dq, 0) {
 			return 0, 0, false // NaN: the predictor cannot tell; never safe
 		}
-		return 1 / dp, 1 / dq, true
+		// A slowdown is at least 1 (elastico.Predictor); a model's answer
+		// a hair below is rounding, not a speedup.
+		return 1 / max(dp, 1), 1 / max(dq, 1), true
 	}
 	x, px, _, err := maxMinPacked(in.coef, in.scale, in.gpus, kind, speed, true)
 	return x, px, err
@@ -171,6 +160,9 @@ func (s *gavelState) creditPairs(v *view) {
 // with it on them, or -1.
 func (v *view) partner(i int) int {
 	gs := v.jobGPUs[i]
+	if len(gs) == 0 {
+		return -1
+	}
 	on := v.gpus[gs[0]].jobs
 	if len(on) != 2 {
 		return -1
