@@ -3,7 +3,9 @@ package baseline
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,5 +140,36 @@ func BenchmarkGavelEpoch(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// pairwise is a predictor whose slowdowns differ from pair to pair (by
+// the two throughputs), between 1 and 2.
+type pairwise struct{}
+
+func (pairwise) Slowdown(v, a *elastico.Profile) float64 {
+	return 1 + math.Mod(v.Throughput*7+a.Throughput*3, 10)/10
+}
+
+// TestGavelSSDeterministic: two Gavels with space sharing, on jobs that
+// pair differently on each model, make the same plans epoch by epoch, and
+// share GPUs.
+func TestGavelSSDeterministic(t *testing.T) {
+	var jobs []elastico.Job
+	for k := range 10 {
+		jobs = append(jobs, mixJob(string(rune('a'+k)), k, float64(1+k%4), float64(1+k%3)/2))
+	}
+	st := elastico.State{Cluster: sharedCluster(3, 3), Jobs: jobs}
+	a := ssRun(t, &Gavel{SpaceSharing: true, Predictor: pairwise{}}, st, 30*GavelRound)
+	b := ssRun(t, &Gavel{SpaceSharing: true, Predictor: pairwise{}}, st, 30*GavelRound)
+	shared := false
+	for k := range a {
+		if a[k] != b[k] {
+			t.Fatalf("epoch %d: %s, then %s", k, a[k], b[k])
+		}
+		shared = shared || strings.Count(a[k], "@v0") > 1 || strings.Count(a[k], "@k0") > 1
+	}
+	if !shared {
+		t.Error("no two jobs ever shared v0 or k0")
 	}
 }
