@@ -78,7 +78,8 @@ import (
 //     A pair one of whose jobs already runs alone on the model takes that
 //     job's GPUs (the other joins it); Gavel places each combination anew
 //     unless the same combination ran there.
-//   - Without SpaceSharing GPUs are whole, as Gavel's MaxMinFairnessPolicyWithPerf.
+//   - Without SpaceSharing GPUs are whole, as under Gavel's
+//     MaxMinFairnessPolicyWithPerf.
 //   - The LP's optimum is rarely unique. Gavel takes the point its
 //     interior-point solver returns; here, among the allocations with the
 //     optimal minimum, the one with the most Σ_j of the objective's terms
