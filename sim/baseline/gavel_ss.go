@@ -281,7 +281,7 @@ type ssEntry struct {
 
 // priority is Gavel's: the allocation x over the fraction of the model's
 // time received since the allocation was set (x·10⁹ before any), for a
-// combination that has had received seconds on the model.
+// combination that has received that many seconds on the model.
 func (s *gavelState) priority(received float64, model string, x float64) float64 {
 	if x <= 0 {
 		return 0
@@ -325,7 +325,11 @@ func (s *gavelState) schedulePairs(pl *planner, in *gavelIn) {
 		}
 		for _, p := range s.pairsOn[m] {
 			x := p.alloc[m]
-			i, k := idx[p.a], idx[p.b]
+			i, ok1 := idx[p.a]
+			k, ok2 := idx[p.b]
+			if !ok1 || !ok2 {
+				continue // cannot happen: the allocation is recomputed when a job leaves
+			}
 			var d float64
 			if def := s.pairDef[p.key]; def != nil {
 				d = def[m]
