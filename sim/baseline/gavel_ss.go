@@ -371,10 +371,10 @@ func (s *gavelState) schedulePairs(pl *planner, in *gavelIn) {
 
 // place realizes a round's combinations, in priority order: a combination
 // already running as it should on its model keeps its GPUs, and a pair
-// one of whose jobs runs alone on the model takes that job's GPUs (the
-// other joins it); everything else running is preempted, and the rest
-// start on free GPUs of their model, largest gang first (a pair on GPUs
-// that hold both its jobs' memory).
+// one of whose jobs runs on the model takes that job's GPUs (the other
+// joins it there, restarting only itself); everything else running is
+// preempted, and the rest start on free GPUs of their model, largest gang
+// first (a pair on GPUs with room for both).
 func (s *gavelState) place(pl *planner, in *gavelIn, order []ssEntry, chosen []bool) {
 	v, st := pl.v, pl.v.st
 	claimed := make([]bool, len(v.gpus))
