@@ -112,16 +112,19 @@ var policies = []policyEntry{
 	{baseline.TiresiasName, "Tiresias-like 2D-LAS", peer(func() elastico.Scheduler { return baseline.Tiresias{} }), baseline.TiresiasHeartbeat, true},
 	{baseline.PolluxName, "Pollux-like goodput-optimizing GPU counts and batch sizes, p = −1, restart penalty, whole GPUs", peer(func() elastico.Scheduler { return baseline.Pollux{} }), baseline.PolluxInterval, true},
 	{baseline.GavelName, "Gavel-like heterogeneity-aware max-min fairness (LP), 6-minute rounds, whole GPUs, no space sharing", peer(func() elastico.Scheduler { return &baseline.Gavel{} }), baseline.GavelRound, true},
+	{baseline.GavelSSName, "gavel with space sharing (Gavel's +SS): the LP also gives time to pairs of jobs on the same GPUs, their speeds from elastico's predictor", func(pred elastico.Predictor) (elastico.Scheduler, error) {
+		return &baseline.Gavel{SpaceSharing: true, Predictor: pred}, nil
+	}, baseline.GavelRound, true},
 	{baseline.VolcanoAgnosticName, "volcano on free GPUs of any model (heterogeneity-agnostic)", peer(func() elastico.Scheduler { return baseline.Volcano{AnyModel: true} }), 0, false},
 	{baseline.LucidAgnosticName, "lucid on GPUs of any model (heterogeneity-agnostic)", peer(func() elastico.Scheduler { return &baseline.Lucid{AnyModel: true} }), 0, false},
 	{baseline.TiresiasAgnosticName, "tiresias on free GPUs of any model (heterogeneity-agnostic)", peer(func() elastico.Scheduler { return baseline.Tiresias{AnyModel: true} }), baseline.TiresiasHeartbeat, true},
 }
 
-// optIn reports whether a peer runs only when named: gavel and the
+// optIn reports whether a peer runs only when named: gavel, gavel-ss and the
 // heterogeneity-agnostic variants matter on mixed clusters (-gpus), and the
 // default set stays the one the README reports.
 func optIn(name string) bool {
-	return name == baseline.GavelName || strings.HasSuffix(name, "-agnostic")
+	return name == baseline.GavelName || name == baseline.GavelSSName || strings.HasSuffix(name, "-agnostic")
 }
 
 func pdsWith(a pds.Ablation) func(elastico.Predictor) (elastico.Scheduler, error) {

@@ -10,8 +10,9 @@
 // who wants adaptive reshaping would pick instead of elastico) and [Gavel]
 // (Narayanan et al., OSDI'20: heterogeneity-aware max-min fairness over
 // effective throughput, an LP solved by the simplex, realized in rounds of
-// a few minutes by priorities; whole GPUs, no space sharing: the peer for
-// clusters of several GPU models).
+// a few minutes by priorities: the peer for clusters of several GPU
+// models; whole GPUs, or with SpaceSharing Gavel's +SS variant, which also
+// allocates time to pairs of jobs sharing GPUs).
 //
 // In such a cluster Volcano, Lucid and Tiresias run a job's requested
 // configuration on its own model only (the reference's, by the simulator's

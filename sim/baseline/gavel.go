@@ -50,10 +50,36 @@ import (
 // family) on every model: batch size and GPU count, under the family's
 // profile of that configuration on the model they run on.
 //
+// With SpaceSharing it is Gavel's +SS variant (GavelSSName, after
+// MaxMinFairnessPolicyWithPacking in scheduler/policies/max_min_fairness.py
+// and the combinations of scheduler/scheduler.py): the LP also allocates
+// time to pairs of jobs of the same scale factor running together on the
+// same GPUs, each at its throughput alone over the Predictor's slowdown
+// beside the other (gavel_pack.go), and the rounds give priorities to, and
+// schedule, pairs as well as single jobs; a pair's time received is its
+// own, as in Gavel (gavel_ss.go). Which pairs it may consider: the two
+// jobs' scale factors are equal (Gavel's rule), both run on the model, and
+// they fit one of its GPUs as the simulator requires of any sharing (SM
+// shares summing to at most 1, memory within the GPU's, every GPU of the
+// model Shared); a pair whose two speeds sum to at most 1 is left out, as
+// the jobs taking turns alone do as much with no more GPU time.
+//
 // Where it differs from Gavel:
-//   - No space sharing: Gavel's +SS variant (MaxMinFairnessPolicyWithPacking)
-//     also allocates time to pairs of jobs sharing GPUs; here GPUs are
-//     whole.
+//   - Pair throughputs come from the Predictor (in the replay, elastico's
+//     own, which never saw the ground truth's pairs: the fair comparison),
+//     not from Gavel's measured pair throughputs or its estimator, which
+//     matches jobs to measured reference jobs.
+//   - The packed LP merges identical jobs into classes, and the pairs of
+//     two classes' jobs into one column (Gavel's job-type variant,
+//     get_allocation_using_job_type_throughputs, merges by type too);
+//     the time of a class pair is spread evenly over its pairs of jobs.
+//   - Pairs with no time allocated are not tried in a round; Gavel's
+//     queue holds every pair, at priority 0, after the allocated ones.
+//     A pair one of whose jobs already runs alone on the model takes that
+//     job's GPUs (the other joins it); Gavel places each combination anew
+//     unless the same combination ran there.
+//   - Without SpaceSharing GPUs are whole, as under Gavel's
+//     MaxMinFairnessPolicyWithPerf.
 //   - The LP's optimum is rarely unique. Gavel takes the point its
 //     interior-point solver returns; here, among the allocations with the
 //     optimal minimum, the one with the most Σ_j of the objective's terms
@@ -65,8 +91,8 @@ import (
 //     most every 1,920 s (minimum_time_between_allocation_resets), so an
 //     arriving job can wait that long for an allocation; here at the first
 //     round after every change, as the paper describes.
-//   - Throughputs are the profiles' (an oracle, as every policy here gets
-//     them); Gavel measures unseen ones online.
+//   - Throughputs alone are the profiles' (an oracle, as every policy here
+//     gets them); Gavel measures unseen ones online.
 //   - Models are ordered by their mean speed over the jobs' equal-share
 //     throughputs (Gavel hard-codes V100, P100, K80, fastest first), and
 //     gangs are placed best fit (Gavel strides over servers in order).
@@ -81,6 +107,15 @@ import (
 type Gavel struct {
 	// Round is the round length; zero means GavelRound.
 	Round time.Duration
+	// SpaceSharing makes it Gavel's +SS variant (GavelSSName): the LP
+	// also allocates time to pairs of jobs sharing the same GPUs, and the
+	// rounds schedule pairs as well as single jobs (gavel_pack.go,
+	// gavel_ss.go).
+	SpaceSharing bool
+	// Predictor answers how much slower a job runs beside another on one
+	// GPU, for SpaceSharing; nil means iac.Default(), elastico's default
+	// (pds.Config.Predictor).
+	Predictor elastico.Predictor
 
 	mu sync.Mutex
 	gs gavelState
@@ -106,6 +141,16 @@ type gavelState struct {
 	jobTime  map[string]map[string]float64 // seconds on each model since lastSet
 	modTime  map[string]float64            // Σ over jobs of jobTime
 	deficit  map[string]map[string]float64
+	// With SpaceSharing: the pairs with time allocated, by pairKey, and
+	// by model index those with time on it, in key order; pairs' deficits
+	// (by model index); the models indexed; the predictor's answers, and
+	// the default predictor.
+	pairs      map[string]*gavelPair
+	pairsOn    [][]*gavelPair
+	pairDef    map[string][]float64
+	pairModels []string
+	slow       map[[2]elastico.Profile]float64
+	pred       elastico.Predictor
 }
 
 // Epoch implements elastico.Scheduler.
@@ -137,7 +182,11 @@ func (g *Gavel) Epoch(ctx context.Context, st *elastico.State) (*elastico.Plan, 
 	if s.started && st.Now.Before(s.last) {
 		return nil, errorf("State.Now %v is before the previous epoch's %v: a Gavel serves one cluster's epochs in order", st.Now, s.last)
 	}
-	s.credit(v, in)
+	if g.SpaceSharing {
+		s.creditPairs(v)
+	} else {
+		s.credit(v, in)
+	}
 	pl := newPlanner(v)
 	if s.started && st.Now.Before(s.roundEnd) {
 		for i := range st.Jobs {
@@ -149,6 +198,21 @@ func (g *Gavel) Epoch(ctx context.Context, st *elastico.State) (*elastico.Plan, 
 	}
 	s.started = true
 	s.roundEnd = st.Now.Add(round)
+	if g.SpaceSharing {
+		if s.changed(st) {
+			pred, err := g.predictor()
+			if err != nil {
+				return nil, err
+			}
+			x, px, err := s.packedAlloc(v, in, pred)
+			if err != nil {
+				return nil, err
+			}
+			s.resetPairs(st, in, x, px, round)
+		}
+		s.schedulePairs(pl, in)
+		return pl.plan(), nil
+	}
 	if s.changed(st) {
 		x, _, err := maxMin(in.coef, in.scale, in.gpus)
 		if err != nil {

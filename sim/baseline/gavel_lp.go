@@ -40,19 +40,27 @@ func maxMin(coef [][]float64, scale, gpus []float64) ([][]float64, float64, erro
 
 // maxMinClasses is maxMin, with every job its own class unless merge.
 func maxMinClasses(coef [][]float64, scale, gpus []float64, merge bool) ([][]float64, float64, error) {
+	cls, vars := lpClasses(coef, scale, gpus, merge, nil)
+	x, _, t, err := solveMaxMin(coef, scale, gpus, cls, vars, nil)
+	return x, t, err
+}
+
+// solveMaxMin solves both LPs over the classes' single-job variables vars
+// and the pair columns pcs (gavel_pack.go; none: Gavel without space
+// sharing), and returns every job's x, every pair column's y and t.
+func solveMaxMin(coef [][]float64, scale, gpus []float64, cls []lpClass, vars []lpVar, pcs []lpPairCol) ([][]float64, []float64, float64, error) {
 	M := len(gpus)
 	x := make([][]float64, len(coef))
 	for j := range x {
 		x[j] = make([]float64, M)
 	}
-	cls, vars := lpClasses(coef, scale, gpus, merge)
 	if len(vars) == 0 {
-		return x, 0, nil
+		return x, nil, 0, nil
 	}
-	C, nv := len(cls), len(vars)
-	// Columns: vars, then t. Rows: C fairness rows (t − Σ coef·x ≤ 0), C
-	// time rows, M capacity rows (over the model's GPUs, so every row is
-	// of order 1).
+	C, nv, np := len(cls), len(vars), len(pcs)
+	// Columns: vars, pair columns, then t. Rows: C fairness rows
+	// (t − Σ coef·x ≤ 0), C time rows, M capacity rows (over the model's
+	// GPUs, so every row is of order 1).
 	rows := 2*C + M
 	b := make([]float64, rows)
 	for i := C; i < rows; i++ {
@@ -64,21 +72,26 @@ func maxMinClasses(coef [][]float64, scale, gpus []float64, merge bool) ([][]flo
 		c := &cls[p.j]
 		sp.column([]int{p.j, C + p.j, 2*C + p.m}, []float64{-cf(p), 1, c.n * scale[c.j] / gpus[p.m]})
 	}
+	for _, pc := range pcs {
+		r, v := pc.entries(cls, scale, gpus)
+		sp.column(r, v)
+	}
 	tr, tv := make([]int, C), make([]float64, C)
 	for c := range C {
 		tr[c], tv[c] = c, 1
 	}
 	sp.column(tr, tv)
-	maxIter := 50 * (rows + nv + 1)
-	obj := make([]float64, nv+1)
-	obj[nv] = 1
+	nc := nv + np
+	maxIter := 50 * (rows + nc + 1)
+	obj := make([]float64, nc+1)
+	obj[nc] = 1
 	sp.objective(obj)
 	if err := sp.solve(nil, maxIter); err != nil {
-		return nil, 0, errorf("Gavel's max-min LP (%d jobs in %d classes, %d GPU models): %v", len(coef), C, M, err)
+		return nil, nil, 0, errorf("Gavel's max-min LP (%d jobs in %d classes, %d pair columns, %d GPU models): %v", len(coef), C, np, M, err)
 	}
-	sol := make([]float64, nv+1)
+	sol := make([]float64, nc+1)
 	sp.values(sol)
-	t := sol[nv]
+	t := sol[nc]
 	// Second LP: the first's optimal face is where every column of
 	// negative reduced cost stays 0 (t is the optimum less their sum);
 	// over it, the most Σ coef·x, counting each class's jobs.
@@ -95,10 +108,13 @@ func maxMinClasses(coef [][]float64, scale, gpus []float64, merge bool) ([][]flo
 		for k, p := range vars {
 			obj[k] = cls[p.j].n * cf(p) / jobs
 		}
+		for k, pc := range pcs {
+			obj[nv+k] = pc.worth(cls) / jobs
+		}
 		sp.objective(obj)
-		sol2 := make([]float64, nv+1)
+		sol2 := make([]float64, nc+1)
 		if sp.solve(allowed, maxIter) == nil {
-			if sp.values(sol2); feasible(sol2, vars, cls, cf, scale, gpus, t) {
+			if sp.values(sol2); feasible(sol2, vars, pcs, cls, cf, scale, gpus, t) {
 				sol = sol2
 			}
 		}
@@ -110,7 +126,11 @@ func maxMinClasses(coef [][]float64, scale, gpus []float64, merge bool) ([][]flo
 			x[j][p.m] = v
 		}
 	}
-	return x, t, nil
+	y := make([]float64, np)
+	for k := range pcs {
+		y[k] = math.Min(math.Max(sol[nv+k], 0), 1)
+	}
+	return x, y, t, nil
 }
 
 // lpVar is one variable of the LP: x of row j (a class) on model m.
@@ -126,9 +146,9 @@ type lpClass struct {
 
 // lpClasses groups the jobs that can run somewhere into classes, in order
 // of first appearance (keys are the coefficients' and scale's bits: equal
-// floats; unless merge, one class per job), and lists the classes'
-// variables.
-func lpClasses(coef [][]float64, scale, gpus []float64, merge bool) ([]lpClass, []lpVar) {
+// floats, and tag[j] unless tag is nil; unless merge, one class per job),
+// and lists the classes' variables.
+func lpClasses(coef [][]float64, scale, gpus []float64, merge bool, tag []int) ([]lpClass, []lpVar) {
 	var cls []lpClass
 	var vars []lpVar
 	index := make(map[string]int)
@@ -137,6 +157,9 @@ func lpClasses(coef [][]float64, scale, gpus []float64, merge bool) ([]lpClass, 
 		key = binary.LittleEndian.AppendUint64(key[:0], math.Float64bits(scale[j]))
 		for _, v := range coef[j] {
 			key = binary.LittleEndian.AppendUint64(key, math.Float64bits(v))
+		}
+		if tag != nil {
+			key = binary.LittleEndian.AppendUint64(key, uint64(tag[j]))
 		}
 		if c, ok := index[string(key)]; ok && merge {
 			cls[c].n++
@@ -160,7 +183,7 @@ func lpClasses(coef [][]float64, scale, gpus []float64, merge bool) ([]lpClass, 
 
 // feasible checks a solution of the second LP against the constraints with
 // a tolerance, as a guard against the simplex's rare numerical failures.
-func feasible(sol []float64, vars []lpVar, cls []lpClass, cf func(lpVar) float64, scale, gpus []float64, t float64) bool {
+func feasible(sol []float64, vars []lpVar, pcs []lpPairCol, cls []lpClass, cf func(lpVar) float64, scale, gpus []float64, t float64) bool {
 	got := make([]float64, len(cls))
 	tm := make([]float64, len(cls))
 	used := make([]float64, len(gpus))
@@ -171,6 +194,13 @@ func feasible(sol []float64, vars []lpVar, cls []lpClass, cf func(lpVar) float64
 		got[p.j] += cf(p) * sol[k]
 		tm[p.j] += sol[k]
 		used[p.m] += cls[p.j].n * scale[cls[p.j].j] * sol[k]
+	}
+	for k, pc := range pcs {
+		y := sol[len(vars)+k]
+		if math.IsNaN(y) || y < -1e-7 {
+			return false
+		}
+		pc.add(y, cls, scale, got, tm, used)
 	}
 	for c := range got {
 		if got[c] < t*(1-1e-6)-1e-9 || tm[c] > 1+1e-6 {
