@@ -116,7 +116,7 @@ func BenchmarkGavelEpoch(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/jobs=%d", name, n), func(b *testing.B) {
 				var all []elastico.Job
 				for _, j := range sj {
-					all = append(all, elastico.Job{ID: j.ID, Family: j.Profiles, Arrival: t0, Weight: 1})
+					all = append(all, elastico.Job{ID: j.ID, Profiles: j.Profiles, Arrival: t0, Weight: 1})
 				}
 				g := &Gavel{SpaceSharing: ss}
 				st := elastico.State{Cluster: cl, Jobs: slices.Clone(all)}
