@@ -7,8 +7,9 @@ import (
 )
 
 // calmReason is the status of a waiting job the best plan would have
-// started on GPUs of a job that has settled (see calmSettled).
-const calmReason = "its GPUs stay with a job that started or moved since the last job arrived or left: nothing has changed since"
+// started where revertGroups holds still: it was stopped in the calm, or
+// the GPUs are a settled job's (see calmSettled).
+const calmReason = "the plan holds still: it, or a job on the GPUs it would take, was started, moved or stopped since the last job arrived or left, and nothing has changed since"
 
 // calm finds since when the State's jobs have been the same ones
 // (Carry.Calm): since the Carry's calm if the State has its jobs, since
@@ -48,10 +49,10 @@ func idHash(id string) uint64 {
 // the same jobs again is as likely to undo the first as to improve on it
 // (a job preempted at one epoch's prices and started on the same GPU at
 // the next's). At the same Now as the last epoch every job has settled,
-// a waiting one too: the State that epoch produced is a fixed point. A job that has
-// not changed since the jobs last did may still be moved once, later in
-// the calm (a job held for MinRunTime at a change grows onto idle GPUs
-// when the hold ends).
+// a waiting one too: the State that epoch produced is a fixed point. A
+// job that has not changed since the jobs last did may still be moved
+// once, later in the calm (a job held for MinRunTime at a change grows
+// onto idle GPUs when the hold ends).
 func (e *epoch) calmSettled(j int32) bool {
 	if !e.calmOn {
 		return false
