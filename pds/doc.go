@@ -77,8 +77,9 @@
 //
 // A running job's present configuration, where it runs, is worth more by
 // what a displacement would cost: γ0 plus the work its restart
-// (Job.RestartTime, else Config.RestartTime) loses over Config.Horizon,
-// and twice its worth while it has run less than Config.MinRunTime since
+// (Job.RestartTime, else Config.RestartTime) loses over Config.Horizon or
+// the job's age, whichever is longer (a job is expected to run as long
+// again as it has, Pollux's assumption), and twice its worth while it has run less than Config.MinRunTime since
 // the epoch that started or changed it (Carry.Since). Deferred running
 // jobs keep their places before waiting jobs are admitted. Four final
 // passes correct what the market cannot see. repack gives the GPUs of a

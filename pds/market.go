@@ -341,14 +341,18 @@ func (e *epoch) fairUtility(x float64) float64 {
 
 // keepBonus is what keeping running job js as it runs is worth beyond its
 // goodput g there, per unit of its scale: the work its restart would lose
-// over the horizon, and γ0; twice g besides while it is held for
-// MinRunTime.
+// over the horizon (Config.Horizon, or the job's age if longer), and γ0;
+// twice g besides while it is held for MinRunTime.
 func (e *epoch) keepBonus(js *jobState, g float64) float64 {
 	restart := js.job.RestartTime
 	if restart == 0 {
 		restart = e.cfg.RestartTime
 	}
-	b := e.cfg.SwitchingCost + g*restart.Seconds()/e.cfg.Horizon.Seconds()
+	horizon := e.cfg.Horizon
+	if age := e.st.Now.Sub(js.job.Arrival); age > horizon {
+		horizon = age
+	}
+	b := e.cfg.SwitchingCost + g*restart.Seconds()/horizon.Seconds()
 	if e.cfg.MinRunTime > 0 {
 		if t, ok := e.st.Carry.Since[js.job.ID]; ok && e.st.Now.Sub(t) < e.cfg.MinRunTime {
 			b += g

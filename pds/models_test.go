@@ -164,14 +164,19 @@ func TestFasterModelWhenWorthIt(t *testing.T) {
 	for _, tc := range []struct {
 		jobType string
 		restart time.Duration
+		age     time.Duration // at the first epoch; the second is an hour later
 		moves   bool
 	}{
-		{"CycleGAN", 30 * time.Second, true}, // 8.8 times as fast on the V100
-		{"A3C", 30 * time.Second, true},      // 2.1 times
-		{"A3C", 5 * time.Hour, false},        // a restart worth hours of its work
+		{"CycleGAN", 30 * time.Second, time.Hour, true}, // 8.8 times as fast on the V100
+		{"A3C", 30 * time.Second, time.Hour, true},      // 2.1 times
+		{"A3C", 5 * time.Hour, time.Hour, false},        // a restart worth hours of its work
+		// The same restart, to a job that has run for six weeks: it is
+		// expected to run as long again, and 5 hours of that is worth
+		// paying to run twice as fast.
+		{"A3C", 5 * time.Hour, 1000 * time.Hour, true},
 	} {
-		t.Run(fmt.Sprintf("%s/restart=%v", tc.jobType, tc.restart), func(t *testing.T) {
-			st := &elastico.State{Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		t.Run(fmt.Sprintf("%s/restart=%v/age=%v", tc.jobType, tc.restart, tc.age), func(t *testing.T) {
+			st := &elastico.State{Now: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
 			for i, model := range []string{"V100", "K80"} {
 				st.Cluster.Nodes = append(st.Cluster.Nodes, elastico.Node{ID: fmt.Sprintf("n%d", i), CPU: 64, RAM: 488,
 					GPUs: []elastico.GPU{{ID: model, Model: model, Memory: 12, Shared: true}}})
@@ -185,8 +190,8 @@ func TestFasterModelWhenWorthIt(t *testing.T) {
 				t.Fatal(err)
 			}
 			st.Jobs = []elastico.Job{
-				{ID: "first", Profiles: v100[:1], Arrival: st.Now.Add(-2 * time.Hour)},
-				{ID: "mover", Profiles: both, Arrival: st.Now.Add(-time.Hour), RestartTime: tc.restart},
+				{ID: "first", Profiles: v100[:1], Arrival: st.Now.Add(-tc.age - time.Hour)},
+				{ID: "mover", Profiles: both, Arrival: st.Now.Add(-tc.age), RestartTime: tc.restart},
 			}
 			s, err := New(Config{Clock: fixedClock()})
 			if err != nil {

@@ -377,7 +377,7 @@ func (e *epoch) notGrown(j int32, idle int) string {
 	if key.extra > 0 {
 		why = fmt.Sprintf("runs at %d %% of the goodput of its best configuration %s, which needs %d more GPUs; %d are idle", key.share, to.Config.ID, key.extra, idle)
 	} else {
-		why = fmt.Sprintf("runs at %d %% of the goodput of its best configuration %s with %d GPUs idle: growing it gains less than its restart costs over the horizon (Config.Horizon) and γ0 at this epoch's prices, or finds no room on its nodes", key.share, to.Config.ID, idle)
+		why = fmt.Sprintf("runs at %d %% of the goodput of its best configuration %s with %d GPUs idle: growing it gains less than its restart costs over the horizon (Config.Horizon, or its age if longer) and γ0 at this epoch's prices, or finds no room on its nodes", key.share, to.Config.ID, idle)
 	}
 	e.grownCache[key] = why
 	return why
