@@ -282,6 +282,11 @@ func (j *Job) validate(gpus map[string]*GPU, models *gpuModels, pen map[string]f
 		return invalid("job", j.ID, "RestartTime", fmt.Sprintf("is negative (%v)", j.RestartTime))
 	}
 	best := 0.0
+	// A small family's duplicate IDs are looked for in the same pass over
+	// its profiles (at scale they are most of a State's memory), and
+	// reported after the checks that come first.
+	var ids [smallFamily]uint64
+	dup := -1
 	for k := range j.Profiles {
 		p := &j.Profiles[k]
 		path := func() string { return "Profiles[" + strconv.Itoa(k) + "]" }
@@ -292,6 +297,14 @@ func (j *Job) validate(gpus map[string]*GPU, models *gpuModels, pen map[string]f
 			return invalid("job", j.ID, path()+".Class", fmt.Sprintf("is %v, but the job is %v", p.Class, j.Class))
 		}
 		best = max(best, p.Throughput)
+		if len(j.Profiles) <= smallFamily && dup < 0 && seenID(j.Profiles, ids[:k], k) {
+			dup = k
+		}
+	}
+	if len(j.Profiles) > smallFamily {
+		if k, ok := duplicateConfig(j.Profiles); ok {
+			dup = k
+		}
 	}
 	if j.ReferenceBatch == 0 && j.Class == Training && (j.Optimizer == SGD || j.Optimizer == Adam) {
 		if a, b, ok := twoBatches(j.Profiles); ok {
@@ -299,10 +312,13 @@ func (j *Job) validate(gpus map[string]*GPU, models *gpuModels, pen map[string]f
 				"is unset, but Optimizer %v scales the learning rate from it and the family has batch sizes %d and %d: set the batch the learning rate was tuned for", j.Optimizer, a, b))
 		}
 	}
-	if k, dup := duplicateConfig(j.Profiles); dup {
+	if k := dup; k >= 0 {
 		return invalid("job", j.ID, "Profiles["+strconv.Itoa(k)+"].Config.ID", fmt.Sprintf("%q is a duplicate", j.Profiles[k].Config.ID))
 	}
-	if len(pen) > 0 {
+	if len(pen) > 0 && !allNumbers(pen) {
+		// Only a penalty on one of the job's configurations counts (a
+		// configuration it no longer has is forgotten); the first such
+		// in the family's order is reported.
 		for k := range j.Profiles {
 			id := j.Profiles[k].Config.ID
 			if v, ok := pen[id]; ok {
@@ -356,13 +372,46 @@ func twoBatches(family []Profile) (a, b int, ok bool) {
 	return 0, 0, false
 }
 
+// smallFamily is the largest family whose duplicate configuration IDs are
+// found by seenID rather than duplicateConfig's map.
+const smallFamily = 32
+
+// seenID records a hash of profile k's configuration ID in hash[k] (hash
+// holds the first k profiles' hashes, within its capacity) and reports
+// whether an earlier profile has the same ID. Families are small (K̄ ≈ 8),
+// so a quadratic scan over a hash of each ID beats building a map for
+// every job on every epoch (and comparing the strings themselves: IDs of
+// one family tend to have one length).
+func seenID(family []Profile, hash []uint64, k int) bool {
+	id := family[k].Config.ID
+	h := uint64(14695981039346656037) // FNV-1a
+	for i := 0; i < len(id); i++ {
+		h = (h ^ uint64(id[i])) * 1099511628211
+	}
+	hash = append(hash, h)
+	for i := range k {
+		if hash[i] == h && family[i].Config.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// allNumbers reports whether every value of m is a finite number ≥ 0.
+func allNumbers(m map[string]float64) bool {
+	for _, v := range m {
+		if checkNumber(v) != "" {
+			return false
+		}
+	}
+	return true
+}
+
 // duplicateConfig returns the index of the first profile whose configuration
-// ID an earlier profile already has. Families are small (K̄ ≈ 8), so a
-// quadratic scan over a hash of each ID beats building a map for every job
-// on every epoch (and comparing the strings themselves: IDs of one family
-// tend to have one length); large families fall back to a map.
+// ID an earlier profile already has (seenID's scan for small families, a map
+// for large ones).
 func duplicateConfig(family []Profile) (int, bool) {
-	if len(family) > 32 {
+	if len(family) > smallFamily {
 		seen := make(map[string]bool, len(family))
 		for k := range family {
 			if seen[family[k].Config.ID] {
@@ -372,18 +421,10 @@ func duplicateConfig(family []Profile) (int, bool) {
 		}
 		return 0, false
 	}
-	var hash [32]uint64
+	var hash [smallFamily]uint64
 	for k := range family {
-		id := family[k].Config.ID
-		h := uint64(14695981039346656037) // FNV-1a
-		for i := 0; i < len(id); i++ {
-			h = (h ^ uint64(id[i])) * 1099511628211
-		}
-		hash[k] = h
-		for i := range k {
-			if hash[i] == h && family[i].Config.ID == id {
-				return k, true
-			}
+		if seenID(family, hash[:k], k) {
+			return k, true
 		}
 	}
 	return 0, false

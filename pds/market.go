@@ -177,24 +177,24 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string) {
 	job := js.job
 	a, b := e.famOff[j], e.famOff[j+1]
 	gscr := rst.NormalizedGoodputInto(e.famG[a:a:b], job.Profiles)
+	ab := &e.cfg.Ablation
+	lo, hi := int32(0), int32(len(job.Profiles))
+	// findCur: the running profile is found in the loop below, in the
+	// same pass over the profiles (at scale they are the epoch's largest
+	// memory), unless an ablation needs it first.
+	findCur := false
 	if js.running {
 		// (Concurrent reads of gpuRef: nothing writes it during an epoch.)
 		for k, id := range job.Running.GPUs {
 			js.curGPUs[k] = e.gpuRef[id]
 		}
-		for k := range job.Profiles {
-			if job.Profiles[k].Config.ID == job.Running.ConfigID {
-				js.cur = int32(k)
-				break
-			}
+		findCur = true
+		if ab.FixedConfiguration || ab.NoCoordinatedReconfiguration {
+			js.cur = e.runningProfile(job)
+			lo, hi = js.cur, js.cur+1
+			findCur = false
 		}
-	}
-	ab := &e.cfg.Ablation
-	lo, hi := int32(0), int32(len(job.Profiles))
-	switch {
-	case ab.FixedConfiguration && js.running, ab.NoCoordinatedReconfiguration && js.running:
-		lo, hi = js.cur, js.cur+1
-	case ab.FixedConfiguration:
+	} else if ab.FixedConfiguration {
 		lo, hi = 0, 1
 	}
 	// (Concurrent reads of the caller's map: nothing writes it.)
@@ -205,6 +205,9 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string) {
 	minShare, gmax := math.Inf(1), 0.0
 	for k := lo; k < hi; k++ {
 		p := &job.Profiles[k]
+		if findCur && p.Config.ID == job.Running.ConfigID {
+			js.cur, findCur = k, false
+		}
 		why := unfit
 		if ch != nil {
 			why = ch.Why(p, job.Floor, job.Spread)
@@ -241,7 +244,7 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string) {
 		}
 		gmax = max(gmax, gscr[k])
 		pen := 0.0
-		if len(carried) > 0 {
+		if len(carried) > 0 && !fewCarried(carried, hi-lo) {
 			pen = carried[p.Config.ID]
 		}
 		e.options[o] = elastico.Option{Goodput: gscr[k], Demand: d}
@@ -250,6 +253,18 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string) {
 		o++
 	}
 	js.n = o - a
+	if len(carried) > 0 && fewCarried(carried, hi-lo) {
+		// A few penalties among many options: each looked up by its
+		// configuration rather than each option in the map.
+		for id, pen := range carried {
+			for x := a; x < o; x++ {
+				if job.Profiles[e.optFam[x]].Config.ID == id {
+					e.learned[x] = pen
+					break
+				}
+			}
+		}
+	}
 	for s := o; s < b; s++ {
 		e.options[s], e.optFam[s], e.real[s], e.base[s], e.learned[s] = elastico.Option{}, 0, elastico.Vector{}, 0, 0
 		e.optModel[s] = -1
@@ -299,6 +314,23 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string) {
 		js.keep = e.keepBonus(js, o.Goodput)
 		o.Goodput += js.keep
 	}
+}
+
+// runningProfile is the index of running job job's profile.
+func (e *epoch) runningProfile(job *elastico.Job) int32 {
+	for k := range job.Profiles {
+		if job.Profiles[k].Config.ID == job.Running.ConfigID {
+			return int32(k)
+		}
+	}
+	return -1
+}
+
+// fewCarried reports whether a job's carried penalties are few enough
+// against its n options that looking each up among the options (a string
+// comparison each) costs less than looking each option up in the map.
+func fewCarried(carried map[string]float64, n int32) bool {
+	return int32(len(carried))*4 <= n
 }
 
 // fairWorth turns job js's options (opts, whose first is option a)

@@ -54,6 +54,12 @@ func (e *epoch) plan() *elastico.Plan {
 			}
 		}
 	}
+	// What the next epoch starts from is built beside the decisions: it
+	// reads only what is settled by now (the best plan, e.same, the
+	// learned penalties and corrections), and at scale it is a tenth of
+	// an epoch.
+	carried := make(chan elastico.Carry, 1)
+	go func() { carried <- e.carry() }()
 	idle := 0
 	for g := range e.ngpu {
 		if e.resOff[g+1] == e.resOff[g] {
@@ -130,7 +136,7 @@ func (e *epoch) plan() *elastico.Plan {
 	if len(actions) > 0 {
 		p.Actions = actions
 	}
-	p.Carry = e.carry()
+	p.Carry = <-carried
 	p.Stats = e.stats
 	p.Stats.Truncated = e.truncated
 	return p

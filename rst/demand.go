@@ -36,16 +36,21 @@ func NormalizedGoodput(family []elastico.Profile) []float64 {
 // NormalizedGoodputInto is NormalizedGoodput appending to dst, for callers
 // that reuse a buffer every epoch.
 func NormalizedGoodputInto(dst []float64, family []elastico.Profile) []float64 {
+	// One pass over the profiles (at scale they are the epoch's largest
+	// memory), then one over dst.
+	n := len(dst)
 	best := 0.0
 	for i := range family {
-		best = math.Max(best, family[i].Goodput())
-	}
-	for i := range family {
-		g := 0.0
-		if best > 0 {
-			g = family[i].Goodput() / best
-		}
+		g := family[i].Goodput()
+		best = math.Max(best, g)
 		dst = append(dst, g)
+	}
+	for i := n; i < len(dst); i++ {
+		if best > 0 {
+			dst[i] /= best
+		} else {
+			dst[i] = 0
+		}
 	}
 	return dst
 }
