@@ -18,13 +18,46 @@ import (
 // penalties); the capacity C_eff after the queue reservation (Eq. 12); and
 // the sharing rule in force at the queue pressure (iac.Sharing.At).
 func (e *epoch) buildMarket() {
-	st := e.st
-	n := len(st.Jobs)
-	e.jobs = slab.Resize(e.jobs, n) // each is set below
-	ch, cherr := e.checker()
+	e.startJobs()
+	e.buildOptions()
+	e.curOff, e.curRes = e.byGPU(e.curOff, e.curRes, len(e.jobs), func(j int) []elastico.GPURef { return e.jobs[j].curGPUs })
+	queue := e.bidders()
 
-	// Current assignments, as global GPU numbers (looked up in
-	// jobOptions).
+	// Queue pressure (Eq. 11) and the sharing rule in force.
+	e.q = queue.DominantShare(e.capacity)
+	if math.IsInf(e.q, 1) || math.IsNaN(e.q) {
+		e.q = math.MaxFloat64
+	}
+	e.lim = e.cfg.Sharing.At(e.q)
+	e.limKeep = e.cfg.Sharing.Keep()
+
+	e.waitingOrder()
+	e.reserve()
+	e.holdForWaiting()
+
+	// Γ's interference term: predictions, so timed as interference.
+	if e.memo.on() {
+		t := e.s.cfg.Clock()
+		e.learnCoRuns()
+		e.statusQuoPairs()
+		e.interferencePenalties()
+		e.since(t, &e.stats.Interference)
+	}
+
+	// The market, its bidders' options sliced from the flat array.
+	e.market.Capacity = e.effCap
+	e.market.Bidders = slab.Zeroed(e.market.Bidders, len(e.bidJob))
+	for b, j := range e.bidJob {
+		js := &e.jobs[j]
+		e.market.Bidders[b] = elastico.Bidder{Weight: js.scale, Options: e.options[js.first : js.first+js.n : js.first+js.n]}
+	}
+}
+
+// startJobs makes a jobState per job of the State, with room for its
+// current assignment as global GPU numbers (looked up in jobOptions).
+func (e *epoch) startJobs() {
+	st := e.st
+	e.jobs = slab.Resize(e.jobs, len(st.Jobs)) // each is set below
 	nref := 0
 	for j := range st.Jobs {
 		if a := st.Jobs[j].Running; a != nil {
@@ -43,16 +76,21 @@ func (e *epoch) buildMarket() {
 			refs = refs[len(a.GPUs):]
 		}
 	}
+}
 
-	// Options: per job, its feasible configurations, with their demand
-	// (real keeps it whole, before the reservation below), what each is
-	// worth to the job (G̃, and w·G̃ by slot for valueOf), Γ's switching
-	// cost and the learned penalties carried over; and R_min. All of it
-	// depends on the job alone, so it is made on several goroutines, in
-	// one pass over the profiles (they are large: every pass over them was
-	// a measurable part of an epoch). Job j's options lie at the start of
-	// its own slots, options[famOff[j]:famOff[j+1]]; the slots of its
-	// configurations that cannot run are left zero.
+// buildOptions makes every job's options: per job, its feasible
+// configurations, with their demand (real keeps it whole, before the
+// reservation of holdForWaiting), what each is worth to the job (G̃, and
+// w·G̃ by slot for valueOf), Γ's switching cost and the learned penalties
+// carried over; and R_min. All of it depends on the job alone, so it is
+// made on several goroutines, in one pass over the profiles (they are
+// large: every pass over them was a measurable part of an epoch). Job j's
+// options lie at the start of its own slots, options[famOff[j]:famOff[j+1]];
+// the slots of its configurations that cannot run are left zero.
+func (e *epoch) buildOptions() {
+	st := e.st
+	n := len(st.Jobs)
+	ch, cherr := e.checker()
 	e.famOff = slab.Zeroed(e.famOff, n+1)
 	for j := range st.Jobs {
 		e.famOff[j+1] = e.famOff[j] + int32(len(st.Jobs[j].Profiles))
@@ -75,9 +113,11 @@ func (e *epoch) buildMarket() {
 			e.jobOptions(j, ch, summary)
 		}
 	})
-	e.curOff, e.curRes = e.byGPU(e.curOff, e.curRes, n, func(j int) []elastico.GPURef { return e.jobs[j].curGPUs })
+}
 
-	// The bidders, and the jobs' R_min added up in the State's order.
+// bidders makes every job with an option a bidder, in the State's order,
+// and returns the waiting jobs' R_min added up.
+func (e *epoch) bidders() elastico.Vector {
 	e.bidJob = e.bidJob[:0]
 	var queue elastico.Vector
 	for j := range e.jobs {
@@ -91,35 +131,28 @@ func (e *epoch) buildMarket() {
 			queue = queue.Add(js.rmin)
 		}
 	}
+	return queue
+}
 
-	// Queue pressure (Eq. 11) and the sharing rule in force.
-	e.q = queue.DominantShare(e.capacity)
-	if math.IsInf(e.q, 1) || math.IsNaN(e.q) {
-		e.q = math.MaxFloat64
-	}
-	e.lim = e.cfg.Sharing.At(e.q)
-	e.limKeep = e.cfg.Sharing.Keep()
-
-	// Reservation (Eq. 12): γ·R_min of waiting jobs is held back from the
-	// market (C_eff = C − γ·Σ R_min), and admit spends it on the waiting
-	// jobs the market deferred, at their smallest configurations: running
-	// jobs cannot grow into the whole cluster while jobs wait. It is held
-	// only for the waiting jobs whose R_min fits what the running jobs
-	// leave free where they run (in admission order): holding more would
-	// push a running job out for a waiting one (a reservation of a ninth of
-	// a GPU made an 8-GPU gang on 8 GPUs give way to a waiting 1-GPU job),
-	// and a job that fits only if running jobs shrink gets its room from
-	// the market, by its worth, or not at all. A job's own hold is taken
-	// off its options' demand, so that whatever the market admits within
-	// C_eff fits C; held for every waiting job, that made every waiting job
-	// look cheaper than a running one of equal worth, and the market
-	// swapped them.
+// holdForWaiting sets the market's capacity, C_eff. Reservation (Eq. 12):
+// γ·R_min of waiting jobs is held back from the market (C_eff = C −
+// γ·Σ R_min), and admit spends it on the waiting jobs the market deferred,
+// at their smallest configurations: running jobs cannot grow into the
+// whole cluster while jobs wait. It is held only for the waiting jobs
+// whose R_min fits what the running jobs leave free where they run (in
+// admission order): holding more would push a running job out for a
+// waiting one (a reservation of a ninth of a GPU made an 8-GPU gang on 8
+// GPUs give way to a waiting 1-GPU job), and a job that fits only if
+// running jobs shrink gets its room from the market, by its worth, or not
+// at all. A job's own hold is taken off its options' demand, so that
+// whatever the market admits within C_eff fits C; held for every waiting
+// job, that made every waiting job look cheaper than a running one of
+// equal worth, and the market swapped them.
+func (e *epoch) holdForWaiting() {
 	gamma := e.cfg.Reservation
 	if e.cfg.Ablation.NoReservation {
 		gamma = 0
 	}
-	e.waitingOrder()
-	e.reserve()
 	var held elastico.Vector
 	if gamma > 0 {
 		free := e.capacity
@@ -148,23 +181,6 @@ func (e *epoch) buildMarket() {
 	}
 	for r := range e.effCap {
 		e.effCap[r] = max(0, e.capacity[r]-held[r])
-	}
-
-	// Γ's interference term: predictions, so timed as interference.
-	if e.memo.on() {
-		t := e.s.cfg.Clock()
-		e.learnCoRuns()
-		e.statusQuoPairs()
-		e.interferencePenalties()
-		e.since(t, &e.stats.Interference)
-	}
-
-	// The market, its bidders' options sliced from the flat array.
-	e.market.Capacity = e.effCap
-	e.market.Bidders = slab.Zeroed(e.market.Bidders, len(e.bidJob))
-	for b, j := range e.bidJob {
-		js := &e.jobs[j]
-		e.market.Bidders[b] = elastico.Bidder{Weight: js.scale, Options: e.options[js.first : js.first+js.n : js.first+js.n]}
 	}
 }
 
