@@ -268,6 +268,57 @@ func (e *epoch) revertGroups() {
 		return
 	}
 	b := &e.best
+	if !e.linkChanges(b) {
+		return
+	}
+	e.weighGroups(b)
+	// Undo the groups that gain or move a settled job, if their jobs as
+	// before are not loud and fit (a group shares its nodes' CPU and RAM
+	// with the others).
+	if e.memo.on() && len(e.sqOff) > 0 {
+		for g := range int32(e.ngpu) {
+			root := e.find(g)
+			if !e.undoes(root) {
+				continue
+			}
+			e.curPairs(g, func(a, b int32, sa, sb float64) {
+				if e.limKeep.Excess(sa, sb, e.capOf(a, e.jobs[a].cur), e.capOf(b, e.jobs[b].cur)) > 0 {
+					e.blocked[root] = true
+				}
+			})
+		}
+	}
+	root := func(j int32) int32 { return e.find(e.anyGPU(b, j)) }
+	slices.SortStableFunc(e.displaced, func(x, y int32) int { return cmp.Compare(root(x), root(y)) })
+	acc := e.accountOf(b)
+	reverted := false
+	for lo := 0; lo < len(e.displaced); {
+		r := root(e.displaced[lo])
+		hi := lo + 1
+		for hi < len(e.displaced) && root(e.displaced[hi]) == r {
+			hi++
+		}
+		group := e.displaced[lo:hi]
+		lo = hi
+		if !e.undoes(r) {
+			continue
+		}
+		why := restoreReason
+		if e.gain[r] <= 0 {
+			why = calmReason
+		}
+		reverted = e.undoGroup(b, acc, group, why) || reverted
+	}
+	if reverted {
+		b.score = e.score(b)
+	}
+}
+
+// linkChanges lists plan b's changed jobs in e.displaced (the running jobs
+// it preempts, moves or reshapes, and the waiting jobs it starts) and
+// links the GPUs each leaves and takes into groups (e.uf). It reports
+// whether any job changed.
+func (e *epoch) linkChanges(b *result) bool {
 	e.uf = slab.Resize(e.uf, e.ngpu)
 	for g := range e.uf {
 		e.uf[g] = int32(g)
@@ -296,9 +347,14 @@ func (e *epoch) revertGroups() {
 		}
 		link(b.gpus[j])
 	}
-	if len(e.displaced) == 0 {
-		return
-	}
+	return len(e.displaced) > 0
+}
+
+// weighGroups sums, by group root, what undoing each group gains (e.gain),
+// and marks the groups that cannot be undone (e.blocked: a running job of
+// it cannot go back), that start a job GPUs were held for (e.held), and
+// that move a job the calm settled (e.calmed).
+func (e *epoch) weighGroups(b *result) {
 	e.gain = slab.Zeroed(e.gain, e.ngpu)
 	e.blocked = slab.Zeroed(e.blocked, e.ngpu)
 	e.calmed = slab.Zeroed(e.calmed, e.ngpu)
@@ -320,86 +376,57 @@ func (e *epoch) revertGroups() {
 			e.calmed[root] = e.calmed[root] || e.calmSettled(j)
 		}
 	}
-	// A group that displaces a settled job is undone even where it starts a
-	// job on GPUs held for it: a reservation waits for the jobs on its GPUs
-	// to leave, it does not displace them (see reserve).
-	undo := func(root int32) bool {
-		return !e.blocked[root] && (e.gain[root] > 0 && !e.held[root] || e.calmed[root])
+}
+
+// undoes reports whether the group at root is to be undone: it gains, and
+// starts no job GPUs were held for, or it moves a settled job. A group
+// that displaces a settled job is undone even where it starts a job on
+// GPUs held for it: a reservation waits for the jobs on its GPUs to leave,
+// it does not displace them (see reserve).
+func (e *epoch) undoes(root int32) bool {
+	return !e.blocked[root] && (e.gain[root] > 0 && !e.held[root] || e.calmed[root])
+}
+
+// undoGroup puts group's jobs back as the State has them in plan b (the
+// waiting ones wait, for reason why), if the running ones fit as they
+// were beside the rest of the plan (acc, which it keeps up to date). It
+// reports whether it did.
+func (e *epoch) undoGroup(b *result, acc *account, group []int32, why string) bool {
+	for _, j := range group {
+		if b.gpus[j] != nil {
+			acc.sub(b.gpus[j], &e.jobs[j].job.Profiles[b.choice[j]])
+		}
 	}
-	// Undo the groups that gain or move a settled job, if their jobs as
-	// before are not loud and fit (a group shares its nodes' CPU and RAM
-	// with the others).
-	if e.memo.on() && len(e.sqOff) > 0 {
-		for g := range int32(e.ngpu) {
-			root := e.find(g)
-			if !undo(root) {
-				continue
+	fits := 0
+	for _, j := range group {
+		js := &e.jobs[j]
+		if js.running && acc.add(js.curGPUs, &js.job.Profiles[js.cur]) != "" {
+			break
+		}
+		fits++
+	}
+	if fits < len(group) {
+		for _, j := range group[:fits] {
+			if js := &e.jobs[j]; js.running {
+				acc.sub(js.curGPUs, &js.job.Profiles[js.cur])
 			}
-			e.curPairs(g, func(a, b int32, sa, sb float64) {
-				if e.limKeep.Excess(sa, sb, e.capOf(a, e.jobs[a].cur), e.capOf(b, e.jobs[b].cur)) > 0 {
-					e.blocked[root] = true
-				}
-			})
-		}
-	}
-	root := func(j int32) int32 { return e.find(e.anyGPU(b, j)) }
-	slices.SortStableFunc(e.displaced, func(x, y int32) int { return cmp.Compare(root(x), root(y)) })
-	acc := e.accountOf(b)
-	reverted := false
-	for lo := 0; lo < len(e.displaced); {
-		r := root(e.displaced[lo])
-		hi := lo + 1
-		for hi < len(e.displaced) && root(e.displaced[hi]) == r {
-			hi++
-		}
-		group := e.displaced[lo:hi]
-		lo = hi
-		if !undo(r) {
-			continue
-		}
-		why := restoreReason
-		if e.gain[r] <= 0 {
-			why = calmReason
 		}
 		for _, j := range group {
 			if b.gpus[j] != nil {
-				acc.sub(b.gpus[j], &e.jobs[j].job.Profiles[b.choice[j]])
+				acc.add(b.gpus[j], &e.jobs[j].job.Profiles[b.choice[j]])
 			}
 		}
-		fits := 0
-		for _, j := range group {
-			js := &e.jobs[j]
-			if js.running && acc.add(js.curGPUs, &js.job.Profiles[js.cur]) != "" {
-				break
-			}
-			fits++
-		}
-		if fits < len(group) {
-			for _, j := range group[:fits] {
-				if js := &e.jobs[j]; js.running {
-					acc.sub(js.curGPUs, &js.job.Profiles[js.cur])
-				}
-			}
-			for _, j := range group {
-				if b.gpus[j] != nil {
-					acc.add(b.gpus[j], &e.jobs[j].job.Profiles[b.choice[j]])
-				}
-			}
-			continue
-		}
-		for _, j := range group {
-			js := &e.jobs[j]
-			if js.running {
-				b.choice[j], b.gpus[j], b.code[j], b.reason[j] = js.cur, js.curGPUs, elastico.Scheduled, ""
-			} else {
-				b.choice[j], b.gpus[j], b.code[j], b.reason[j] = -1, nil, elastico.Unplaceable, why
-			}
-		}
-		reverted = true
+		return false
 	}
-	if reverted {
-		b.score = e.score(b)
+	for _, j := range group {
+		js := &e.jobs[j]
+		if js.running {
+			b.choice[j], b.gpus[j], b.code[j], b.reason[j] = js.cur, js.curGPUs, elastico.Scheduled, ""
+		} else {
+			b.choice[j], b.gpus[j], b.code[j], b.reason[j] = -1, nil, elastico.Unplaceable, why
+		}
 	}
+	return true
 }
 
 // anyGPU is one GPU job j holds now or in plan b.
