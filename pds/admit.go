@@ -102,17 +102,17 @@ func (e *epoch) admit() {
 
 // waitingOrder lists the jobs that do not run, by priority (highest
 // first), arrival, then position in the State.
-func (e *epoch) waitingOrder() {
+func (mk *marketState) waitingOrder() {
 	// Sorted by keys copied out of the jobs (comparing through the job
 	// pointers cost a cache miss per comparison), with each arrival as
 	// Unix seconds and nanoseconds: they order times as Time.Compare
 	// does, and compare faster, unless a time carries a monotonic clock
 	// reading (then Compare reads that) or lies so far out that its Unix
 	// seconds overflow. If one does, the times themselves are compared.
-	keys := e.waitKeys[:0]
+	keys := mk.waitKeys[:0]
 	exact := true
-	for j := range e.jobs {
-		if js := &e.jobs[j]; !js.running {
+	for j := range mk.jobs {
+		if js := &mk.jobs[j]; !js.running {
 			t := js.job.Arrival
 			sec := t.Unix()
 			exact = exact && t == t.Round(0) && sec > -1<<62 && sec < 1<<62
@@ -137,17 +137,17 @@ func (e *epoch) waitingOrder() {
 			if c := cmp.Compare(b.priority, a.priority); c != 0 {
 				return c
 			}
-			if c := e.jobs[a.j].job.Arrival.Compare(e.jobs[b.j].job.Arrival); c != 0 {
+			if c := mk.jobs[a.j].job.Arrival.Compare(mk.jobs[b.j].job.Arrival); c != 0 {
 				return c
 			}
 			return cmp.Compare(a.j, b.j)
 		})
 	}
-	e.waiting = e.waiting[:0]
+	mk.waiting = mk.waiting[:0]
 	for _, k := range keys {
-		e.waiting = append(e.waiting, k.j)
+		mk.waiting = append(mk.waiting, k.j)
 	}
-	e.waitKeys = keys[:0]
+	mk.waitKeys = keys[:0]
 }
 
 type waitKey struct {

@@ -31,9 +31,9 @@ func (e *epoch) keptApart(j int32) string {
 
 // inForce reports whether pair p was kept apart in the last placement:
 // both placed under the configurations they violated under.
-func (e *epoch) inForce(p avoidPair) bool {
-	a, b := e.jobItem[p.a], e.jobItem[p.b]
-	return a >= 0 && b >= 0 && e.itemFam[a] == p.ka && e.itemFam[b] == p.kb
+func (rs *roundState) inForce(p avoidPair) bool {
+	a, b := rs.jobItem[p.a], rs.jobItem[p.b]
+	return a >= 0 && b >= 0 && rs.itemFam[a] == p.ka && rs.itemFam[b] == p.kb
 }
 
 // avoidPair is a violating pair: jobs a and b under family indices ka and
@@ -45,8 +45,8 @@ type avoidPair struct {
 }
 
 // nextPair returns the pair after pair i (index+1) among job j's, or 0.
-func (e *epoch) nextPair(i, j int32) int32 {
-	p := &e.avoid[i-1]
+func (rs *roundState) nextPair(i, j int32) int32 {
+	p := &rs.avoid[i-1]
 	if p.a == j {
 		return p.next[0]
 	}
@@ -54,33 +54,33 @@ func (e *epoch) nextPair(i, j int32) int32 {
 }
 
 // linkPair appends pair i (index+1) to job j's pairs.
-func (e *epoch) linkPair(i, j int32) {
-	if last := e.apartLast[j]; last == 0 {
-		e.apartFirst[j] = i
-	} else if p := &e.avoid[last-1]; p.a == j {
+func (rs *roundState) linkPair(i, j int32) {
+	if last := rs.apartLast[j]; last == 0 {
+		rs.apartFirst[j] = i
+	} else if p := &rs.avoid[last-1]; p.a == j {
 		p.next[0] = i
 	} else {
 		p.next[1] = i
 	}
-	e.apartLast[j] = i
+	rs.apartLast[j] = i
 }
 
 // separate keeps a violating pair apart in every later placement of the
 // epoch in which both keep the configurations they violated under: the
 // penalty asks the market for other configurations, this asks the placer
 // for other neighbours, and together they settle in fewer rounds.
-func (e *epoch) separate(r *result, v violation) {
+func (rs *roundState) separate(r *result, v violation) {
 	a, b := min(v.victim, v.aggressor), max(v.victim, v.aggressor)
 	p := avoidPair{a: a, b: b, ka: r.choice[a], kb: r.choice[b], viol: v}
-	for i := e.apartFirst[a]; i != 0; i = e.nextPair(i, a) {
-		if q := &e.avoid[i-1]; q.a == a && q.b == b && q.ka == p.ka && q.kb == p.kb {
+	for i := rs.apartFirst[a]; i != 0; i = rs.nextPair(i, a) {
+		if q := &rs.avoid[i-1]; q.a == a && q.b == b && q.ka == p.ka && q.kb == p.kb {
 			return
 		}
 	}
-	e.avoid = append(e.avoid, p)
-	i := int32(len(e.avoid))
-	e.linkPair(i, a)
+	rs.avoid = append(rs.avoid, p)
+	i := int32(len(rs.avoid))
+	rs.linkPair(i, a)
 	if b != a {
-		e.linkPair(i, b)
+		rs.linkPair(i, b)
 	}
 }

@@ -15,7 +15,10 @@ import (
 // long it holds: the cluster's layout (kept while the GPUs stay the same),
 // the market an epoch builds from the State, the rounds' working set, and
 // the final passes' scratch. Every part is reset by the stage that owns
-// it; none is read before that stage has run.
+// it; none is read before that stage has run. A method that reads one part
+// only is that part's (layout.global, marketState.unchanged,
+// roundState.separate, finalState.union, …); the stages, which read
+// several, are the epoch's.
 type epoch struct {
 	s   *Scheduler
 	cfg *Config
@@ -266,12 +269,12 @@ func (e *epoch) init(s *Scheduler, st *elastico.State) {
 // index makes gpuRef the cluster's, reusing the last one when its GPUs
 // have the same IDs in the same order (a map of every GPU is a measurable
 // part of an epoch).
-func (e *epoch) index(cl *elastico.Cluster) {
-	same := e.gpuRef != nil && len(e.gpuIDs) == cl.NumGPUs()
+func (ly *layout) index(cl *elastico.Cluster) {
+	same := ly.gpuRef != nil && len(ly.gpuIDs) == cl.NumGPUs()
 	g := 0
 	for i := 0; same && i < len(cl.Nodes); i++ {
 		for k := range cl.Nodes[i].GPUs {
-			if cl.Nodes[i].GPUs[k].ID != e.gpuIDs[g] {
+			if cl.Nodes[i].GPUs[k].ID != ly.gpuIDs[g] {
 				same = false
 				break
 			}
@@ -281,25 +284,25 @@ func (e *epoch) index(cl *elastico.Cluster) {
 	if same {
 		return
 	}
-	e.gpuRef = cl.Index()
-	e.gpuIDs = e.gpuIDs[:0]
+	ly.gpuRef = cl.Index()
+	ly.gpuIDs = ly.gpuIDs[:0]
 	for i := range cl.Nodes {
 		for k := range cl.Nodes[i].GPUs {
-			e.gpuIDs = append(e.gpuIDs, cl.Nodes[i].GPUs[k].ID)
+			ly.gpuIDs = append(ly.gpuIDs, cl.Nodes[i].GPUs[k].ID)
 		}
 	}
 }
 
-func (e *epoch) global(r elastico.GPURef) int32 { return e.nodeFirst[r.Node] + int32(r.GPU) }
+func (ly *layout) global(r elastico.GPURef) int32 { return ly.nodeFirst[r.Node] + int32(r.GPU) }
 
 func (e *epoch) gpuOf(g int32) *elastico.GPU {
 	n := e.gpuNode[g]
 	return &e.st.Cluster.Nodes[n].GPUs[g-e.nodeFirst[n]]
 }
 
-func (e *epoch) ref(g int32) elastico.GPURef {
-	n := e.gpuNode[g]
-	return elastico.GPURef{Node: int(n), GPU: int(g - e.nodeFirst[n])}
+func (ly *layout) ref(g int32) elastico.GPURef {
+	n := ly.gpuNode[g]
+	return elastico.GPURef{Node: int(n), GPU: int(g - ly.nodeFirst[n])}
 }
 
 func (e *epoch) run(ctx context.Context) (*elastico.Plan, error) {

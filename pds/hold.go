@@ -75,10 +75,10 @@ func (e *epoch) hold() {
 // displacementCost is what plan r's displacements lose: for each running
 // job it preempts, moves or reshapes, its scale times keepBonus. moved
 // reports whether there is any.
-func (e *epoch) displacementCost(r *result) (cost float64, moved bool) {
-	for j := range e.jobs {
-		js := &e.jobs[j]
-		if !js.running || e.unchanged(r, int32(j)) {
+func (mk *marketState) displacementCost(r *result) (cost float64, moved bool) {
+	for j := range mk.jobs {
+		js := &mk.jobs[j]
+		if !js.running || mk.unchanged(r, int32(j)) {
 			continue
 		}
 		moved = true
@@ -383,23 +383,23 @@ func (e *epoch) weighGroups(b *result) {
 // that displaces a settled job is undone even where it starts a job on
 // GPUs held for it: a reservation waits for the jobs on its GPUs to leave,
 // it does not displace them (see reserve).
-func (e *epoch) undoes(root int32) bool {
-	return !e.blocked[root] && (e.gain[root] > 0 && !e.held[root] || e.calmed[root])
+func (fs *finalState) undoes(root int32) bool {
+	return !fs.blocked[root] && (fs.gain[root] > 0 && !fs.held[root] || fs.calmed[root])
 }
 
 // undoGroup puts group's jobs back as the State has them in plan b (the
 // waiting ones wait, for reason why), if the running ones fit as they
 // were beside the rest of the plan (acc, which it keeps up to date). It
 // reports whether it did.
-func (e *epoch) undoGroup(b *result, acc *account, group []int32, why string) bool {
+func (mk *marketState) undoGroup(b *result, acc *account, group []int32, why string) bool {
 	for _, j := range group {
 		if b.gpus[j] != nil {
-			acc.sub(b.gpus[j], &e.jobs[j].job.Profiles[b.choice[j]])
+			acc.sub(b.gpus[j], &mk.jobs[j].job.Profiles[b.choice[j]])
 		}
 	}
 	fits := 0
 	for _, j := range group {
-		js := &e.jobs[j]
+		js := &mk.jobs[j]
 		if js.running && acc.add(js.curGPUs, &js.job.Profiles[js.cur]) != "" {
 			break
 		}
@@ -407,19 +407,19 @@ func (e *epoch) undoGroup(b *result, acc *account, group []int32, why string) bo
 	}
 	if fits < len(group) {
 		for _, j := range group[:fits] {
-			if js := &e.jobs[j]; js.running {
+			if js := &mk.jobs[j]; js.running {
 				acc.sub(js.curGPUs, &js.job.Profiles[js.cur])
 			}
 		}
 		for _, j := range group {
 			if b.gpus[j] != nil {
-				acc.add(b.gpus[j], &e.jobs[j].job.Profiles[b.choice[j]])
+				acc.add(b.gpus[j], &mk.jobs[j].job.Profiles[b.choice[j]])
 			}
 		}
 		return false
 	}
 	for _, j := range group {
-		js := &e.jobs[j]
+		js := &mk.jobs[j]
 		if js.running {
 			b.choice[j], b.gpus[j], b.code[j], b.reason[j] = js.cur, js.curGPUs, elastico.Scheduled, ""
 		} else {
@@ -437,19 +437,19 @@ func (e *epoch) anyGPU(b *result, j int32) int32 {
 	return e.global(b.gpus[j][0])
 }
 
-func (e *epoch) find(g int32) int32 {
-	for e.uf[g] != g {
-		e.uf[g] = e.uf[e.uf[g]]
-		g = e.uf[g]
+func (fs *finalState) find(g int32) int32 {
+	for fs.uf[g] != g {
+		fs.uf[g] = fs.uf[fs.uf[g]]
+		g = fs.uf[g]
 	}
 	return g
 }
 
-func (e *epoch) union(a, b int32) {
-	a, b = e.find(a), e.find(b)
+func (fs *finalState) union(a, b int32) {
+	a, b = fs.find(a), fs.find(b)
 	if a < b {
-		e.uf[b] = a
+		fs.uf[b] = a
 	} else if b < a {
-		e.uf[a] = b
+		fs.uf[a] = b
 	}
 }

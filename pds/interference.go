@@ -216,7 +216,7 @@ func (e *epoch) byGPU(off, res []int32, n int, gpusOf func(j int) []elastico.GPU
 	return off, res
 }
 
-func (e *epoch) on(g int32) []int32 { return e.resJobs[e.resOff[g]:e.resOff[g+1]] }
+func (rs *roundState) on(g int32) []int32 { return rs.resJobs[rs.resOff[g]:rs.resOff[g+1]] }
 
 // check fills e.viol with the co-located pairs of r the sharing rule says
 // may not share, one per pair (on the first GPU they share), in a fixed
@@ -407,8 +407,8 @@ func (e *epoch) excess(j, k, x, kx int32, l iac.Limit) float64 {
 
 // capOf is job j's own limit under family index k (iac.JobLimit): its
 // MaxSlowdown, and the slowdown that would take it below its floor.
-func (e *epoch) capOf(j, k int32) float64 {
-	job := e.jobs[j].job
+func (mk *marketState) capOf(j, k int32) float64 {
+	job := mk.jobs[j].job
 	if job.MaxSlowdown == 0 && job.Floor == 0 {
 		return math.Inf(1)
 	}

@@ -94,19 +94,19 @@ func (e *epoch) learnCoRuns() {
 // corrFactor is the learned correction of job v's slowdown beside job a
 // (by their model families, the first profile's), 1 where none was
 // learned.
-func (e *epoch) corrFactor(v, a int32) float64 {
-	rv, ra := e.corrRow[v], e.corrRow[a]
+func (mk *marketState) corrFactor(v, a int32) float64 {
+	rv, ra := mk.corrRow[v], mk.corrRow[a]
 	if rv < 0 || ra < 0 {
 		return 1
 	}
-	return e.corrFac[rv*e.corrN+ra]
+	return mk.corrFac[rv*mk.corrN+ra]
 }
 
 // corrected applies the learned correction to s, a slowdown of job v
 // beside job a.
-func (e *epoch) corrected(s float64, v, a int32) float64 {
-	if !e.corrOn {
+func (mk *marketState) corrected(s float64, v, a int32) float64 {
+	if !mk.corrOn {
 		return s
 	}
-	return math.Max(1, s*e.corrFactor(v, a))
+	return math.Max(1, s*mk.corrFactor(v, a))
 }

@@ -117,16 +117,16 @@ func (e *epoch) buildOptions() {
 
 // bidders makes every job with an option a bidder, in the State's order,
 // and returns the waiting jobs' R_min added up.
-func (e *epoch) bidders() elastico.Vector {
-	e.bidJob = e.bidJob[:0]
+func (mk *marketState) bidders() elastico.Vector {
+	mk.bidJob = mk.bidJob[:0]
 	var queue elastico.Vector
-	for j := range e.jobs {
-		js := &e.jobs[j]
+	for j := range mk.jobs {
+		js := &mk.jobs[j]
 		if js.n == 0 {
 			continue
 		}
-		js.bidder = int32(len(e.bidJob))
-		e.bidJob = append(e.bidJob, int32(j))
+		js.bidder = int32(len(mk.bidJob))
+		mk.bidJob = append(mk.bidJob, int32(j))
 		if !js.running {
 			queue = queue.Add(js.rmin)
 		}
@@ -471,9 +471,9 @@ func (e *epoch) pairPenalty(j, i int32) {
 // curPairs calls f for every pair of jobs the State runs on GPU g, with
 // the slowdowns of each beside the other under their running
 // configurations (statusQuoPairs').
-func (e *epoch) curPairs(g int32, f func(a, b int32, sa, sb float64)) {
-	cur := e.curRes[e.curOff[g]:e.curOff[g+1]]
-	sq := e.sq[e.sqOff[g]:]
+func (mk *marketState) curPairs(g int32, f func(a, b int32, sa, sb float64)) {
+	cur := mk.curRes[mk.curOff[g]:mk.curOff[g+1]]
+	sq := mk.sq[mk.sqOff[g]:]
 	n := len(cur)
 	for x, a := range cur {
 		for y := x + 1; y < n; y++ {
@@ -514,13 +514,13 @@ func (e *epoch) statusQuoPairs() {
 // asBefore reports whether r puts on GPU g exactly the jobs the State
 // runs there (on), each under its current configuration: then the
 // slowdowns among them are statusQuoPairs'.
-func (e *epoch) asBefore(r *result, g int32, on []int32) bool {
-	cur := e.curRes[e.curOff[g]:e.curOff[g+1]]
-	if len(on) != len(cur) || len(e.sqOff) == 0 {
+func (mk *marketState) asBefore(r *result, g int32, on []int32) bool {
+	cur := mk.curRes[mk.curOff[g]:mk.curOff[g+1]]
+	if len(on) != len(cur) || len(mk.sqOff) == 0 {
 		return false
 	}
 	for _, a := range on {
-		if r.choice[a] != e.jobs[a].cur || !slices.Contains(cur, a) {
+		if r.choice[a] != mk.jobs[a].cur || !slices.Contains(cur, a) {
 			return false
 		}
 	}

@@ -24,30 +24,30 @@ import (
 
 // indexModels lists the cluster's GPU models and counts each one's GPUs;
 // with fewer than two models it lists none, and every stage below is off.
-func (e *epoch) indexModels(cl *elastico.Cluster) {
-	e.models, e.modelCap = e.models[:0], e.modelCap[:0]
+func (ly *layout) indexModels(cl *elastico.Cluster) {
+	ly.models, ly.modelCap = ly.models[:0], ly.modelCap[:0]
 	for i := range cl.Nodes {
 		for k := range cl.Nodes[i].GPUs {
 			m := cl.Nodes[i].GPUs[k].Model
-			x := slices.Index(e.models, m)
+			x := slices.Index(ly.models, m)
 			if x < 0 {
-				x = len(e.models)
-				e.models = append(e.models, m)
-				e.modelCap = append(e.modelCap, 0)
+				x = len(ly.models)
+				ly.models = append(ly.models, m)
+				ly.modelCap = append(ly.modelCap, 0)
 			}
-			e.modelCap[x]++
+			ly.modelCap[x]++
 		}
 	}
-	if len(e.models) < 2 {
-		e.models, e.modelCap = e.models[:0], e.modelCap[:0]
+	if len(ly.models) < 2 {
+		ly.models, ly.modelCap = ly.models[:0], ly.modelCap[:0]
 	}
 }
 
 // modelOf returns the index in e.models of profile p's GPU model, or -1
 // when it names none (it runs on any GPU) or the cluster has one model.
-func (e *epoch) modelOf(p *elastico.Profile) int16 {
-	if m := p.Hardware.GPUModel; m != "" && len(e.models) > 0 {
-		return int16(slices.Index(e.models, m))
+func (ly *layout) modelOf(p *elastico.Profile) int16 {
+	if m := p.Hardware.GPUModel; m != "" && len(ly.models) > 0 {
+		return int16(slices.Index(ly.models, m))
 	}
 	return -1
 }

@@ -15,11 +15,11 @@ const cannotStay = "the State runs it where it cannot stay: "
 
 // stays returns why running job j cannot stay as the State runs it, beside
 // what acc holds, or "" (and adds it to acc).
-func (e *epoch) stays(acc *account, j int) string {
-	if why := e.againstRules(j); why != "" {
+func (mk *marketState) stays(acc *account, j int) string {
+	if why := mk.againstRules(j); why != "" {
 		return why
 	}
-	js := &e.jobs[j]
+	js := &mk.jobs[j]
 	p := &js.job.Profiles[js.cur]
 	if why := acc.add(js.curGPUs, p); why != "" {
 		return cannotStay + why
@@ -114,8 +114,8 @@ func (e *epoch) asIs(r *result, j, g int32) bool {
 // againstRules says why running job j cannot stay as the State runs it
 // whatever else runs: a gang across nodes without Spread, or a throughput
 // below its floor; "" if it may.
-func (e *epoch) againstRules(j int) string {
-	js := &e.jobs[j]
+func (mk *marketState) againstRules(j int) string {
+	js := &mk.jobs[j]
 	if !js.job.Spread {
 		for _, r := range js.curGPUs {
 			if r.Node != js.curGPUs[0].Node {

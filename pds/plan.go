@@ -144,8 +144,8 @@ func (e *epoch) plan() *elastico.Plan {
 
 // unchanged reports whether running job j keeps its configuration and GPUs
 // in plan r.
-func (e *epoch) unchanged(r *result, j int32) bool {
-	js := &e.jobs[j]
+func (mk *marketState) unchanged(r *result, j int32) bool {
+	js := &mk.jobs[j]
 	gs := r.gpus[j]
 	if gs == nil || r.choice[j] != js.cur || len(gs) != len(js.curGPUs) {
 		return false
@@ -353,15 +353,15 @@ func (e *epoch) sinceMap() map[string]time.Time {
 // notGrown says why running job j, kept as it runs, was not grown while
 // idle GPUs GPUs are idle in the plan: "" when none is, or when it runs
 // within 5 % of the goodput of its best configuration the market had.
-func (e *epoch) notGrown(j int32, idle int) string {
-	js := &e.jobs[j]
+func (mk *marketState) notGrown(j int32, idle int) string {
+	js := &mk.jobs[j]
 	if idle == 0 || js.n == 0 || js.cur < 0 {
 		return ""
 	}
-	g := e.famG[e.famOff[j]:e.famOff[j+1]]
+	g := mk.famG[mk.famOff[j]:mk.famOff[j+1]]
 	best := js.cur
 	for o := js.first; o < js.first+js.n; o++ {
-		if k := e.optFam[o]; g[k] > g[best] {
+		if k := mk.optFam[o]; g[k] > g[best] {
 			best = k
 		}
 	}
@@ -373,11 +373,11 @@ func (e *epoch) notGrown(j int32, idle int) string {
 	if extra := to.Demand.GPUs - cur.Demand.GPUs; extra > idle {
 		key.extra = extra
 	}
-	if why, ok := e.grownCache[key]; ok {
+	if why, ok := mk.grownCache[key]; ok {
 		return why
 	}
-	if e.grownCache == nil {
-		e.grownCache = map[notGrownKey]string{}
+	if mk.grownCache == nil {
+		mk.grownCache = map[notGrownKey]string{}
 	}
 	var why string
 	if key.extra > 0 {
@@ -385,7 +385,7 @@ func (e *epoch) notGrown(j int32, idle int) string {
 	} else {
 		why = fmt.Sprintf("runs at %d %% of the goodput of its best configuration %s with %d GPUs idle: growing it gains less than its restart costs over the horizon (Config.Horizon, or its age if longer) and γ0 at this epoch's prices, or finds no room on its nodes", key.share, to.Config.ID, idle)
 	}
-	e.grownCache[key] = why
+	mk.grownCache[key] = why
 	return why
 }
 

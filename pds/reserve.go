@@ -172,9 +172,9 @@ type heldCand struct {
 
 // used is the SM share and memory the jobs on GPU g use now, and how many
 // they are.
-func (e *epoch) used(g int32) (sm, mem float64, jobs int) {
-	for _, j := range e.curRes[e.curOff[g]:e.curOff[g+1]] {
-		js := &e.jobs[j]
+func (mk *marketState) used(g int32) (sm, mem float64, jobs int) {
+	for _, j := range mk.curRes[mk.curOff[g]:mk.curOff[g+1]] {
+		js := &mk.jobs[j]
 		if js.cur < 0 {
 			continue
 		}
@@ -222,11 +222,11 @@ func (e *epoch) admitHeld() {
 }
 
 // heldFor returns the GPUs held for job j, or nil.
-func (e *epoch) heldFor(j int) []elastico.GPURef {
-	if len(e.resv) == 0 || e.resvJob[j] == 0 {
+func (mk *marketState) heldFor(j int) []elastico.GPURef {
+	if len(mk.resv) == 0 || mk.resvJob[j] == 0 {
 		return nil
 	}
-	return e.resv[e.resvJob[j]-1].gpus
+	return mk.resv[mk.resvJob[j]-1].gpus
 }
 
 // heldReason says why a job with held GPUs still waits.

@@ -359,28 +359,28 @@ func (e *epoch) takePlacement(r *result, m int) error {
 }
 
 // remember copies r's GPUs as the next placement's starting point.
-func (e *epoch) remember(r *result) {
-	e.prev.gpus = slab.Zeroed(e.prev.gpus, len(r.gpus))
-	e.prev.slab = e.prev.slab[:0]
+func (rs *roundState) remember(r *result) {
+	rs.prev.gpus = slab.Zeroed(rs.prev.gpus, len(r.gpus))
+	rs.prev.slab = rs.prev.slab[:0]
 	for _, gs := range r.gpus {
-		e.prev.slab = append(e.prev.slab, gs...)
+		rs.prev.slab = append(rs.prev.slab, gs...)
 	}
 	off := 0
 	for j, gs := range r.gpus {
 		if gs != nil {
-			e.prev.gpus[j] = e.prev.slab[off : off+len(gs) : off+len(gs)]
+			rs.prev.gpus[j] = rs.prev.slab[off : off+len(gs) : off+len(gs)]
 			off += len(gs)
 		}
 	}
-	e.hasPrev = true
+	rs.hasPrev = true
 }
 
 // keep makes r (e.cur or e.alt) the best result so far if it scores at
 // least as well, less cost, what deferring one job of each of its
 // violating pairs would lose (later rounds win ties: they know more).
-func (e *epoch) keep(r *result, cost float64) {
+func (rs *roundState) keep(r *result, cost float64) {
 	r.score -= cost
-	if r.score >= e.best.score {
-		e.best, *r = *r, e.best
+	if r.score >= rs.best.score {
+		rs.best, *r = *r, rs.best
 	}
 }

@@ -76,14 +76,14 @@ func (e *epoch) priced(j int32) bool {
 func (e *epoch) penalize(j, k int32) { e.penalizeBy(j, k, e.cfg.Delta) }
 
 // penalizeBy adds p to the learned penalty of job j's configuration k.
-func (e *epoch) penalizeBy(j, k int32, p float64) {
-	js := &e.jobs[j]
+func (mk *marketState) penalizeBy(j, k int32, p float64) {
+	js := &mk.jobs[j]
 	if js.bidder < 0 || k < 0 {
 		return
 	}
 	for o := js.first; o < js.first+js.n; o++ {
-		if e.optFam[o] == k {
-			e.learned[o] += p
+		if mk.optFam[o] == k {
+			mk.learned[o] += p
 			return
 		}
 	}
