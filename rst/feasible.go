@@ -25,11 +25,14 @@ func (i Infeasible) String() string { return i.ConfigID + ": " + i.Reason }
 // the GPUs of that model and those that name none. Build it once per
 // cluster (NewChecker); its methods are safe for concurrent use.
 type Checker struct {
-	// byModel[m] checks the profiles of GPU model m (ch itself when every
-	// GPU may run them); byModel[""], the GPUs that name no model, for a
-	// model the cluster lacks. Nil when no GPU names a model.
-	byModel map[string]*Checker
-	models  []string // the models GPUs name, sorted, for messages
+	// byModel[i] checks the profiles of GPU model models[i] (ch itself
+	// when every GPU may run them); anon, the GPUs that name no model, for
+	// a model the cluster lacks (nil: every GPU names one). Nil when no
+	// GPU names a model. (A slice, not a map: Why asks it of every
+	// profile of every job each epoch, and clusters have a few models.)
+	byModel []*Checker
+	anon    *Checker
+	models  []string // the models GPUs name, sorted
 	// mem are every GPU's memory, in decreasing order.
 	mem []float64
 	// shapes are the distinct node shapes, for gangs on one node.
@@ -67,18 +70,16 @@ func NewChecker(c *elastico.Cluster) (*Checker, error) {
 		return ch, nil
 	}
 	slices.Sort(ch.models)
-	ch.byModel = make(map[string]*Checker, len(ch.models)+1)
-	for _, m := range ch.models {
+	ch.byModel = make([]*Checker, len(ch.models))
+	for i, m := range ch.models {
 		if len(ch.models) == 1 && !anon {
-			ch.byModel[m] = ch
+			ch.byModel[i] = ch
 			continue
 		}
-		sub, _ := newChecker(c, func(g *elastico.GPU) bool { return g.Model == m || g.Model == "" })
-		ch.byModel[m] = sub
+		ch.byModel[i], _ = newChecker(c, func(g *elastico.GPU) bool { return g.Model == m || g.Model == "" })
 	}
 	if anon {
-		sub, _ := newChecker(c, func(g *elastico.GPU) bool { return g.Model == "" })
-		ch.byModel[""] = sub
+		ch.anon, _ = newChecker(c, func(g *elastico.GPU) bool { return g.Model == "" })
 	}
 	return ch, nil
 }
@@ -152,11 +153,15 @@ func hasAtLeast(mem []float64, g int, x float64) bool {
 // minimum throughput (0: none).
 func (ch *Checker) Why(p *elastico.Profile, floor float64, spread bool) string {
 	if m := p.Hardware.GPUModel; m != "" && ch.byModel != nil {
-		sub, ok := ch.byModel[m]
-		if !ok {
-			if sub, ok = ch.byModel[""]; !ok {
-				return fmt.Sprintf("was profiled for GPU model %s; the cluster has %s", m, strings.Join(ch.models, ", "))
+		sub := ch.anon
+		for i := range ch.models {
+			if ch.models[i] == m {
+				sub = ch.byModel[i]
+				break
 			}
+		}
+		if sub == nil {
+			return fmt.Sprintf("was profiled for GPU model %s; the cluster has %s", m, strings.Join(ch.models, ", "))
 		}
 		if sub != ch {
 			return sub.Why(p, floor, spread)
