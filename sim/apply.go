@@ -132,15 +132,43 @@ type change struct {
 
 // apply checks a plan against the state it answers and commits it.
 func (s *simulation) apply(plan *elastico.Plan, st *elastico.State) error {
+	changes, err := s.readDecisions(plan, st)
+	if err != nil {
+		return err
+	}
+	// The actions must be exactly the changes, kind for kind.
+	moved := 0
+	for i := range changes {
+		if !changes[i].none {
+			moved++
+		}
+	}
+	if moved == 0 && len(plan.Actions) == 0 {
+		// Nothing changes (most epochs, every ΔT).
+		return nil
+	}
+	if err := s.checkActions(plan, changes, moved); err != nil {
+		return err
+	}
+	if err := s.watchFlaps(changes); err != nil {
+		return err
+	}
+	s.enact(changes)
+	return s.checkCapacity()
+}
+
+// readDecisions checks the plan's decisions against the jobs and returns
+// what each changes (s.changes, reused).
+func (s *simulation) readDecisions(plan *elastico.Plan, st *elastico.State) ([]change, error) {
 	if len(plan.Decisions) != len(st.Jobs) {
-		return s.broken(PlanShape, "", "%d decisions for %d jobs", len(plan.Decisions), len(st.Jobs))
+		return nil, s.broken(PlanShape, "", "%d decisions for %d jobs", len(plan.Decisions), len(st.Jobs))
 	}
 	changes := slices.Grow(s.changes[:0], len(s.active))[:len(s.active)]
 	s.changes = changes
 	for i, d := range plan.Decisions {
 		j := s.active[i]
 		if d.JobID != j.ID {
-			return s.broken(PlanShape, j.ID, "decision %d is for %q", i, d.JobID)
+			return nil, s.broken(PlanShape, j.ID, "decision %d is for %q", i, d.JobID)
 		}
 		ch := change{j: j, cfg: -1}
 		if a := d.Assignment; a != nil && j.assign != nil && a.ConfigID == j.assign.ConfigID && slices.Equal(a.GPUs, j.assign.GPUs) {
@@ -152,23 +180,23 @@ func (s *simulation) apply(plan *elastico.Plan, st *elastico.State) error {
 		if a := d.Assignment; a != nil {
 			ch.cfg = slices.IndexFunc(j.Configs, func(c Variant) bool { return c.ID == a.ConfigID })
 			if ch.cfg < 0 {
-				return s.broken(PlanShape, j.ID, "configuration %q is not in the job's family", a.ConfigID)
+				return nil, s.broken(PlanShape, j.ID, "configuration %q is not in the job's family", a.ConfigID)
 			}
 			if len(a.GPUs) != j.Configs[ch.cfg].GPUs {
-				return s.broken(PlanShape, j.ID, "configuration %q needs %d GPUs, the plan gives %d", a.ConfigID, j.Configs[ch.cfg].GPUs, len(a.GPUs))
+				return nil, s.broken(PlanShape, j.ID, "configuration %q needs %d GPUs, the plan gives %d", a.ConfigID, j.Configs[ch.cfg].GPUs, len(a.GPUs))
 			}
 			ch.gpus = make([]int, len(a.GPUs))
 			for k, id := range a.GPUs {
 				g, ok := s.gpuIndex[id]
 				if !ok {
-					return s.broken(PlanShape, j.ID, "GPU %q is not in the cluster", id)
+					return nil, s.broken(PlanShape, j.ID, "GPU %q is not in the cluster", id)
 				}
 				ch.gpus[k] = g
 			}
 			sorted := slices.Clone(ch.gpus)
 			slices.Sort(sorted)
 			if len(slices.Compact(sorted)) != len(ch.gpus) {
-				return s.broken(PlanShape, j.ID, "GPUs %v repeat", a.GPUs)
+				return nil, s.broken(PlanShape, j.ID, "GPUs %v repeat", a.GPUs)
 			}
 		}
 		switch {
@@ -193,17 +221,12 @@ func (s *simulation) apply(plan *elastico.Plan, st *elastico.State) error {
 			j.waitCode = d.Status.Code
 		}
 	}
-	// The actions must be exactly the changes, kind for kind.
-	moved := 0
-	for i := range changes {
-		if !changes[i].none {
-			moved++
-		}
-	}
-	if moved == 0 && len(plan.Actions) == 0 {
-		// Nothing changes (most epochs, every ΔT).
-		return nil
-	}
+	return changes, nil
+}
+
+// checkActions checks that plan's actions are exactly the changes its
+// decisions make (moved of them), kind for kind.
+func (s *simulation) checkActions(plan *elastico.Plan, changes []change, moved int) error {
 	want := make(map[string]elastico.ActionKind, moved)
 	for _, ch := range changes {
 		if !ch.none {
@@ -230,9 +253,12 @@ func (s *simulation) apply(plan *elastico.Plan, st *elastico.State) error {
 			}
 		}
 	}
-	if err := s.watchFlaps(changes); err != nil {
-		return err
-	}
+	return nil
+}
+
+// enact applies the changes: restart costs, counts, and each job's new
+// configuration and GPUs.
+func (s *simulation) enact(changes []change) {
 	for i := range changes {
 		ch := &changes[i]
 		if ch.none {
@@ -274,5 +300,4 @@ func (s *simulation) apply(plan *elastico.Plan, st *elastico.State) error {
 		}
 		j.assign = &elastico.Assignment{ConfigID: j.Configs[ch.cfg].ID, GPUs: ids}
 	}
-	return s.checkCapacity()
 }
