@@ -45,8 +45,20 @@ func DataGPUOf(model string) (DataGPU, bool) {
 	return DataGPU{}, false
 }
 
-// gavelData parses the embedded Gavel file once; RST only reads it.
-var gavelData = sync.OnceValues(gavel.Load)
+// gavelData parses the embedded Gavel file once; RST only reads it. It is
+// a function, not a sync.OnceValues variable, so that a program that never
+// calls it (one that imports pds, which uses rst's Checker and Launch) does
+// not link the file: a package variable's initializer is always linked.
+func gavelData() (gavel.Throughputs, error) {
+	gavelOnce.Do(func() { gavelTab, gavelErr = gavel.Load() })
+	return gavelTab, gavelErr
+}
+
+var (
+	gavelOnce sync.Once
+	gavelTab  gavel.Throughputs
+	gavelErr  error
+)
 
 // GavelModels returns the models of Gavel's 26 job types, sorted: A3C,
 // CycleGAN, LM, Recommendation, ResNet-18, ResNet-50, Transformer.
