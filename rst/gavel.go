@@ -1,3 +1,6 @@
+// Gavel's measurements as profile families; the other roles of the data:
+// see the root package doc, The shipped measurements.
+
 package rst
 
 import (

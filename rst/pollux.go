@@ -1,3 +1,6 @@
+// Pollux's measurements as profile families and noise scales; the other
+// roles of the data: see the root package doc, The shipped measurements.
+
 package rst
 
 import (

@@ -1,3 +1,6 @@
+// Gavel's measurements as the simulator's ground truth; the other roles of
+// the data: see the root package doc, The shipped measurements.
+
 package sim
 
 import (

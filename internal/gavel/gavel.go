@@ -4,8 +4,8 @@
 // the throughputs of every pair of single-GPU job types sharing one GPU.
 // The file ships embedded (data/, with its license); Load parses it.
 //
-// This is the reader of one of the shipped measurements; what reads it
-// and why apart: see the root package doc, The shipped measurements.
+// Who reads it and why apart: see the root package doc, The shipped
+// measurements.
 //
 // GPU models are named as elastico.GPU.Model and Profile.Hardware.GPUModel
 // name them (V100, P100, K80); the file's own keys ("v100",
