@@ -158,7 +158,7 @@ func main() {
 	flag.StringVar(&o.format, "format", "", "trace format: "+strings.Join(sim.Formats, "|")+" (default gavel, or the shipped trace's)")
 	flag.StringVar(&o.gpu, "gpu", "", "ground truth: V100|P100|K80 (Gavel's measurements) or T4 (Pollux's), any case; default T4 for -format pollux, else V100")
 	o.gpus = 64
-	flag.Func("gpus", "GPUs in the cluster (default 64), or a mix of Gavel's GPU types, model:count joined by commas: V100:36,P100:36,K80:36, any case (the first is the reference)", func(s string) error {
+	flag.Func("gpus", "GPUs in the cluster (default 64), or a mix of Gavel's GPU models, model:count joined by commas: V100:36,P100:36,K80:36, any case (the first is the reference)", func(s string) error {
 		if strings.Contains(s, ":") {
 			o.mix = s
 			return nil

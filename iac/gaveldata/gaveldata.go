@@ -26,7 +26,7 @@
 //   - Params: the parameter count of each family's model as Gavel's
 //     workloads/pytorch code builds it, to two significant digits (see
 //     [Params]); a family descriptor, constant within a family.
-//   - Throughput: Gavel's isolated throughput on that GPU type in samples
+//   - Throughput: Gavel's isolated throughput on that GPU model in samples
 //     per second: steps/s × batch size (1 for A3C and CycleGAN), the unit the
 //     root package documents for training and that rst.GavelFamily and the
 //     simulator's profiles use, so the embedded model sees at prediction time
@@ -235,7 +235,7 @@ func FromTable(all gavel.Throughputs, gpu string) (*iac.Dataset, error) {
 // the victim's family at the adjacent batch sizes and the same victim next
 // to the aggressor's, and the result is the mean absolute percentage error
 // of those predictions (percent) over the n directions that have a
-// measured neighbour. Neighbours share a family and a GPU type.
+// measured neighbour. Neighbours share a family and a GPU model.
 func NeighbourMAPE(d *iac.Dataset) (mape float64, n int) {
 	type key struct{ family, gpu string }
 	groups := map[key][]int{}

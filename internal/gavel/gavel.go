@@ -76,7 +76,7 @@ type Key struct {
 // Self for the first of the pair, Other for the second.
 type Pair struct{ Self, Other float64 }
 
-// Table is one GPU type's measurements.
+// Table is one GPU model's measurements.
 type Table struct {
 	// Isolated[k] is the throughput in steps/s of k alone.
 	Isolated map[Key]float64
