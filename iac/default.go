@@ -12,10 +12,10 @@ import (
 // that it reproduces the file.
 const DefaultSeed = 1
 
-// DefaultGPUs are the Gavel GPU types the embedded model is trained on. Not
+// DefaultGPUs are the Gavel GPU models the embedded model is trained on. Not
 // V100: a replay whose ground truth is Gavel's V100 pairs can then use
 // Default without the predictor having seen the answers.
-var DefaultGPUs = []string{"p100", "k80"}
+var DefaultGPUs = []string{"P100", "K80"}
 
 //go:embed models/default.json
 var defaultModel []byte

@@ -11,6 +11,7 @@ import (
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/iac"
 	"github.com/elastico/elastico/iac/gaveldata"
+	"github.com/elastico/elastico/placement"
 )
 
 // benchState is a production-shaped State: gpus GPUs (8 per node, 80 GiB,
@@ -169,14 +170,19 @@ func BenchmarkEpochModels(b *testing.B) {
 	}
 }
 
-// BenchmarkEpochLoudProbes measures Config.LoudProbes' trade-off: a wider
-// search for a quiet GPU packs more jobs (running/job) and asks the
-// predictor more.
+// BenchmarkEpochLoudProbes measures placement.Config.LoudProbes' trade-off
+// on the default placer built with it (Config.Placer's doc): a wider search
+// for a quiet GPU packs more jobs (running/job) and asks the predictor
+// more.
 func BenchmarkEpochLoudProbes(b *testing.B) {
 	for _, size := range []struct{ jobs, gpus int }{{500, 512}, {5000, 4096}} {
 		for _, probes := range []int{4, 8, 16, 32} {
 			b.Run(fmt.Sprintf("jobs=%d/gpus=%d/probes=%d", size.jobs, size.gpus, probes), func(b *testing.B) {
-				benchEpoch(b, Config{LoudProbes: probes}, size.jobs, size.gpus, 0.02, "warm")
+				pl, err := placement.New(placement.Config{LoudProbes: probes, ShareLast: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				benchEpoch(b, Config{Placer: pl}, size.jobs, size.gpus, 0.02, "warm")
 			})
 		}
 	}

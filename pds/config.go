@@ -8,7 +8,6 @@ import (
 
 	"github.com/elastico/elastico"
 	"github.com/elastico/elastico/iac"
-	"github.com/elastico/elastico/placement"
 )
 
 // Defaults of Config, each used when its field is zero (every
@@ -77,20 +76,22 @@ var ErrConfig = errors.New("pds: invalid config")
 type Config struct {
 	// PriceSolver picks configurations (ESP). Nil: esp.New(esp.Config{}).
 	PriceSolver elastico.PriceSolver
-	// Placer puts them on GPUs. Nil: placement.New with every default;
-	// pds's predictor judges its pairs by the Sharing rule in force each
-	// epoch (placement.PairJudge), so that no job is placed beside a
-	// neighbour the rule says it may not share with.
+	// Placer puts them on GPUs. Nil: placement.New(placement.Config{
+	// ShareLast: true}), ShareLast false under Ablation.SMMarket (see
+	// New). pds's predictor judges a placer's pairs by the Sharing rule in
+	// force each epoch (placement.PairJudge), so that no job is placed
+	// beside a neighbour the rule says it may not share with.
+	//
+	// To tune the default placer, build it: a wider search for a quiet GPU
+	// (placement.Config.LoudProbes) packs a few more jobs and costs
+	// predictions; on Gavel's job types (BenchmarkEpochLoudProbes), 32
+	// instead of the default 8 ran 0.5 % more jobs at 500 jobs and 0.6 %
+	// more at 5,000, for 1.1× and 1.4× the epoch time:
+	//
+	//	pl, err := placement.New(placement.Config{LoudProbes: 32, ShareLast: true})
+	//	...
+	//	s, err := pds.New(pds.Config{Placer: pl})
 	Placer elastico.Placer
-	// LoudProbes is the default placer's placement.Config.LoudProbes: how
-	// many GPUs beside loud neighbours a job's search predicts for before
-	// it looks only at empty GPUs. Wider searches pack a few more jobs and
-	// cost predictions; on Gavel's job types (BenchmarkEpochLoudProbes),
-	// 32 instead of the default 8 ran 0.5 % more jobs at 500 jobs and
-	// 0.6 % more at 5,000, for 1.1× and 1.4× the epoch time. Zero:
-	// placement.DefaultLoudProbes; valid range [1,
-	// placement.MaxLoudProbes], and zero with a custom Placer.
-	LoudProbes int
 	// Predictor estimates co-location slowdowns (IAC). Nil: iac.Default().
 	Predictor elastico.Predictor
 	// Sharing is the rule that says which pairs may share a GPU (see
@@ -258,10 +259,6 @@ func (c Config) withDefaults() (Config, error) {
 		return c, bad("Horizon", c.Horizon, "a duration ≥ 0 (0 for the default)")
 	case !inRange(c.PenaltyDecay, 1):
 		return c, bad("PenaltyDecay", c.PenaltyDecay, "a number in (0, 1] (0 for the default)")
-	case c.LoudProbes < 0 || c.LoudProbes > placement.MaxLoudProbes:
-		return c, bad("LoudProbes", c.LoudProbes, fmt.Sprintf("[1, %d] (0 for the default)", placement.MaxLoudProbes))
-	case c.LoudProbes != 0 && c.Placer != nil:
-		return c, bad("LoudProbes", c.LoudProbes, "0 with a custom Placer (it tunes the default one)")
 	}
 	if c.Sharing == (iac.Sharing{}) {
 		c.Sharing = iac.DefaultSharing
@@ -293,9 +290,6 @@ func (c Config) withDefaults() (Config, error) {
 		if *d.x == 0 {
 			*d.x = d.d
 		}
-	}
-	if c.LoudProbes == 0 && c.Placer == nil {
-		c.LoudProbes = placement.DefaultLoudProbes
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now

@@ -24,11 +24,11 @@ func TestEpochGPUModels(t *testing.T) {
 		}
 		st.Cluster.Nodes = append(st.Cluster.Nodes, n)
 	}
-	v100, err := rst.GavelFamily("v100", "ResNet-18")
+	v100, err := rst.GavelFamily("V100", "ResNet-18")
 	if err != nil {
 		t.Fatal(err)
 	}
-	both, err := rst.GavelFamilyOn("ResNet-18", "v100", "k80")
+	both, err := rst.GavelFamilyOn("ResNet-18", "V100", "K80")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestModelsClearedApart(t *testing.T) {
 		st.Cluster.Nodes = append(st.Cluster.Nodes, n)
 	}
 	for i, jt := range []string{"A3C", "CycleGAN"} {
-		f, err := rst.GavelFamilyOn(jt, "v100", "k80")
+		f, err := rst.GavelFamilyOn(jt, "V100", "K80")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,11 +181,11 @@ func TestFasterModelWhenWorthIt(t *testing.T) {
 				st.Cluster.Nodes = append(st.Cluster.Nodes, elastico.Node{ID: fmt.Sprintf("n%d", i), CPU: 64, RAM: 488,
 					GPUs: []elastico.GPU{{ID: model, Model: model, Memory: 12, Shared: true}}})
 			}
-			both, err := rst.GavelFamilyOn(tc.jobType, "v100", "k80")
+			both, err := rst.GavelFamilyOn(tc.jobType, "V100", "K80")
 			if err != nil {
 				t.Fatal(err)
 			}
-			v100, err := rst.GavelFamily("v100", "ResNet-50")
+			v100, err := rst.GavelFamily("V100", "ResNet-50")
 			if err != nil {
 				t.Fatal(err)
 			}

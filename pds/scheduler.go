@@ -64,7 +64,7 @@ func New(cfg Config) (*Scheduler, error) {
 		// another only when no GPU is free (ShareLast): the market decides
 		// how many run by whole GPUs, and a pair runs slower than each job
 		// alone. (The paper's market packs, as the paper's placer does.)
-		if s.placer, err = placement.New(placement.Config{LoudProbes: c.LoudProbes, ShareLast: !c.Ablation.SMMarket}); err != nil {
+		if s.placer, err = placement.New(placement.Config{ShareLast: !c.Ablation.SMMarket}); err != nil {
 			return nil, fmt.Errorf("pds: default placer: %w", err)
 		}
 	}

@@ -30,7 +30,6 @@ func TestNewDefaults(t *testing.T) {
 		Sharing: iac.DefaultSharing, Reservation: DefaultReservation, Alpha: DefaultAlpha,
 		SwitchingCost: DefaultSwitchingCost, Fairness: DefaultFairness, Delta: DefaultDelta, Rounds: DefaultRounds, PenaltyDecay: DefaultPenaltyDecay,
 		RestartTime: DefaultRestartTime, Horizon: DefaultHorizon, MinRunTime: DefaultMinRunTime, ReserveAfter: DefaultReserveAfter,
-		LoudProbes: placement.DefaultLoudProbes,
 	}
 	if diff := cmp.Diff(want, c, cmpopts.IgnoreFields(Config{}, "Clock")); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
@@ -41,10 +40,6 @@ func TestNewDefaults(t *testing.T) {
 }
 
 func TestNewRejects(t *testing.T) {
-	custom, err := placement.New(placement.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	tests := []struct {
 		name      string
 		cfg       Config
@@ -61,9 +56,6 @@ func TestNewRejects(t *testing.T) {
 		{"negative rounds", Config{Rounds: -1}, "Rounds"},
 		{"too many rounds", Config{Rounds: 11}, "Rounds"},
 		{"decay above one", Config{PenaltyDecay: 1.1}, "PenaltyDecay"},
-		{"negative loud probes", Config{LoudProbes: -1}, "LoudProbes"},
-		{"too many loud probes", Config{LoudProbes: placement.MaxLoudProbes + 1}, "LoudProbes"},
-		{"loud probes with a custom placer", Config{LoudProbes: 4, Placer: custom}, "LoudProbes"},
 		{"tolerance below one", Config{Sharing: iac.PaperSharing(iac.Tolerance{Tau0: 0.9})}, "Tau0"},
 		{"NaN beta", Config{Sharing: iac.PaperSharing(iac.Tolerance{Tau0: 1.1, Beta: math.NaN()})}, "Beta"},
 		{"negative margin", Config{Sharing: iac.Sharing{Margin: -0.1}}, "Margin"},
@@ -79,10 +71,12 @@ func TestNewRejects(t *testing.T) {
 	}
 }
 
-// TestLoudProbesTunesTheDefaultPlacer: Config.LoudProbes reaches the
-// default placer.
-func TestLoudProbesTunesTheDefaultPlacer(t *testing.T) {
-	s, err := New(Config{LoudProbes: 16})
+// TestDefaultPlacer: the default placer is the one Config.Placer's doc
+// tells a user to build with other settings, placement.New(
+// placement.Config{ShareLast: true}), so that building it changes only
+// what the user changes.
+func TestDefaultPlacer(t *testing.T) {
+	s, err := New(Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,8 +84,12 @@ func TestLoudProbesTunesTheDefaultPlacer(t *testing.T) {
 	if !ok {
 		t.Fatalf("the default placer is a %T", s.placer)
 	}
-	if got := pl.Config().LoudProbes; got != 16 {
-		t.Errorf("LoudProbes %d, want 16", got)
+	doc, err := placement.New(placement.Config{ShareLast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(doc.Config(), pl.Config(), cmpopts.IgnoreUnexported(placement.Config{}), cmpopts.IgnoreFields(placement.Config{}, "Sharing")); diff != "" {
+		t.Errorf("default placer's config (-documented +got):\n%s", diff)
 	}
 }
 

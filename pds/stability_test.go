@@ -33,7 +33,7 @@ func TestStillWithNothingChanging(t *testing.T) {
 		models := rst.GavelModels()
 		for i := range 10 {
 			m := models[i%len(models)]
-			fam, err := rst.GavelFamily("v100", m)
+			fam, err := rst.GavelFamily("V100", m)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -26,7 +26,8 @@
 //     measurements shipped with the module (Gavel's throughputs on V100,
 //     P100 and K80; Pollux's step times on T4), with an explicit
 //     [MemoryModel] for the memory neither measured, and [PolluxNoiseScale]
-//     fits Pollux's six models' noise scales.
+//     fits Pollux's six models' noise scales (the data's other roles: see
+//     the root package doc, The shipped measurements).
 //   - Starter families for GPUs and jobs nobody has profiled yet, marked
 //     Interpolated until a measurement replaces them:
 //     [EstimatedGavelFamily] scales Gavel's V100 families to A100 and H100

@@ -1,6 +1,9 @@
 package rst
 
-import "github.com/elastico/elastico"
+import (
+	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/internal/gavel"
+)
 
 // EstimatedGavelFamily builds the family of one of Gavel's models
 // (GavelModels) on a GPU Gavel did not measure ("a10", "a100-pcie-40gb",
@@ -33,7 +36,7 @@ func EstimatedGavelFamily(gpu, model string) ([]elastico.Profile, error) {
 		return nil, errorf("estimated family: %w", err)
 	}
 	g := gpuSpecs[gpu]
-	fam, err := GavelFamily("v100", model)
+	fam, err := GavelFamily(gavel.V100, model)
 	if err != nil {
 		return nil, err
 	}

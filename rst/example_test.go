@@ -150,7 +150,7 @@ func ExampleChecker() {
 }
 
 func ExampleGavelFamily() {
-	fam, err := rst.GavelFamily("k80", "ResNet-18")
+	fam, err := rst.GavelFamily("K80", "ResNet-18")
 	if err != nil {
 		fmt.Println(err)
 		return

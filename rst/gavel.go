@@ -1,8 +1,12 @@
+// Gavel's measurements as profile families; the other roles of the data:
+// see the root package doc, The shipped measurements.
+
 package rst
 
 import (
 	"math"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/elastico/elastico"
@@ -30,18 +34,34 @@ var dataGPUs = map[string]DataGPU{
 	gavel.V100: {Model: "V100", Memory: 16160.0 / 1024, CPU: 8, RAM: 61, Server: "AWS p3.16xlarge"},
 	gavel.P100: {Model: "P100", Memory: 16280.0 / 1024, CPU: 8, RAM: 61, Server: "like p3.16xlarge (not stated by Gavel)"},
 	gavel.K80:  {Model: "K80", Memory: 11441.0 / 1024, CPU: 8, RAM: 61, Server: "like p3.16xlarge (not stated by Gavel)"},
-	"t4":       {Model: "T4", Memory: 15109.0 / 1024, CPU: 12, RAM: 48, Server: "AWS g4dn.12xlarge"},
+	"T4":       {Model: "T4", Memory: 15109.0 / 1024, CPU: 12, RAM: 48, Server: "AWS g4dn.12xlarge"},
 }
 
-// DataGPUOf returns the GPU of the shipped data sets with the given key
-// ("v100", "p100", "k80" for Gavel; "t4" for Pollux).
-func DataGPUOf(key string) (DataGPU, bool) {
-	g, ok := dataGPUs[key]
-	return g, ok
+// DataGPUOf returns the GPU of the shipped data sets with the given model
+// ("V100", "P100", "K80" for Gavel; "T4" for Pollux; any case).
+func DataGPUOf(model string) (DataGPU, bool) {
+	for k, g := range dataGPUs {
+		if strings.EqualFold(k, model) {
+			return g, true
+		}
+	}
+	return DataGPU{}, false
 }
 
-// gavelData parses the embedded Gavel file once; RST only reads it.
-var gavelData = sync.OnceValues(gavel.Load)
+// gavelData parses the embedded Gavel file once; RST only reads it. It is
+// a function, not a sync.OnceValues variable, so that a program that never
+// calls it (one that imports pds, which uses rst's Checker and Launch) does
+// not link the file: a package variable's initializer is always linked.
+func gavelData() (gavel.Throughputs, error) {
+	gavelOnce.Do(func() { gavelTab, gavelErr = gavel.Load() })
+	return gavelTab, gavelErr
+}
+
+var (
+	gavelOnce sync.Once
+	gavelTab  gavel.Throughputs
+	gavelErr  error
+)
 
 // GavelModels returns the models of Gavel's 26 job types, sorted: A3C,
 // CycleGAN, LM, Recommendation, ResNet-18, ResNet-50, Transformer.
@@ -50,7 +70,7 @@ func GavelModels() []string {
 }
 
 // GavelFamily builds the profile family of one of Gavel's models
-// (GavelModels) on one of its GPU types ("v100", "p100", "k80") from
+// (GavelModels) on one of its GPU models ("V100", "P100", "K80"; any case) from
 // Gavel's measured isolated throughputs (scheduler/simulation_throughputs.json,
 // embedded by internal/gavel):
 //
@@ -73,20 +93,21 @@ func GavelModels() []string {
 //
 // The family is in the order of its canonical configuration IDs' space
 // (GPUs, then batch size).
-func GavelFamily(gpuType, model string) ([]elastico.Profile, error) {
+func GavelFamily(gpu, model string) ([]elastico.Profile, error) {
 	all, err := gavelData()
 	if err != nil {
 		return nil, errorf("%w", err)
 	}
-	return gavelFamily(all, gpuType, model)
+	return gavelFamily(all, gpu, model)
 }
 
-func gavelFamily(all gavel.Throughputs, gpuType, model string) ([]elastico.Profile, error) {
-	tab := all[gpuType]
-	g, ok := dataGPUs[gpuType]
-	if tab == nil || !ok || gpuType == "t4" {
-		return nil, errorf("gavel: GPU type %q: want v100, p100 or k80", gpuType)
+func gavelFamily(all gavel.Throughputs, gpu, model string) ([]elastico.Profile, error) {
+	m, ok := gavel.Model(gpu)
+	tab := all.Table(m)
+	if !ok || tab == nil {
+		return nil, errorf("gavel: GPU model %q: want one of %s", gpu, strings.Join(gavel.Models, ", "))
 	}
+	g := dataGPUs[m]
 	mm, ok := memoryModels[model]
 	if !ok || !slices.Contains(GavelModels(), model) {
 		return nil, errorf("gavel: model %q: want one of %v", model, GavelModels())
@@ -114,7 +135,7 @@ func gavelFamily(all gavel.Throughputs, gpuType, model string) ([]elastico.Profi
 		}
 	}
 	if len(fam) == 0 {
-		return nil, errorf("gavel: model %q has no measurement on %s", model, gpuType)
+		return nil, errorf("gavel: model %q has no measurement on %s", model, m)
 	}
 	slices.SortStableFunc(fam, func(a, b elastico.Profile) int {
 		if a.Config.GPUs != b.Config.GPUs {
@@ -135,8 +156,8 @@ func GavelScalingPerDoubling() (float64, int, error) {
 		return 0, 0, errorf("%w", err)
 	}
 	var r []float64
-	for _, gpu := range []string{gavel.V100, gavel.P100, gavel.K80} {
-		tab := all[gpu]
+	for _, gpu := range gavel.Models {
+		tab := all.Table(gpu)
 		for _, t := range tab.Types() {
 			for _, k := range []int{1, 2, 4} {
 				a, b := tab.Isolated[gavel.Key{Type: t, Scale: k}], tab.Isolated[gavel.Key{Type: t, Scale: 2 * k}]

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/internal/gavel"
 )
 
 // GPUSpec is a GPU as the starter families see it: the memory a job can
@@ -192,11 +193,11 @@ func gpuBoundShare(model string) (float64, error) {
 // gavelSpeedup is the geometric mean over a model's job types of its
 // one-GPU V100 throughput over its K80 throughput.
 func gavelSpeedup(model string) (float64, error) {
-	v, err := GavelFamily("v100", model)
+	v, err := GavelFamily(gavel.V100, model)
 	if err != nil {
 		return 0, err
 	}
-	k, err := GavelFamily("k80", model)
+	k, err := GavelFamily(gavel.K80, model)
 	if err != nil {
 		return 0, err
 	}

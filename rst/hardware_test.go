@@ -100,7 +100,7 @@ func TestSpeedRatioErrors(t *testing.T) {
 // family on a server of such GPUs valid.
 func TestEstimatedGavelFamily(t *testing.T) {
 	for _, m := range GavelModels() {
-		v100, err := GavelFamily("v100", m)
+		v100, err := GavelFamily("V100", m)
 		if err != nil {
 			t.Fatal(err)
 		}

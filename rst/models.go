@@ -61,7 +61,7 @@ func JoinFamilies(fams ...[]elastico.Profile) ([]elastico.Profile, error) {
 
 // GavelFamilyOn builds the family of one of Gavel's models (GavelModels)
 // on several GPUs, joined by JoinFamilies in the order given: each key is
-// a GPU Gavel measured ("v100", "p100", "k80": GavelFamily, Gavel's
+// a GPU Gavel measured ("V100", "P100", "K80", any case: GavelFamily, Gavel's
 // throughputs on that GPU) or one it did not ("a10", "a100-pcie-40gb",
 // "a100-sxm4-80gb", "h100-pcie-80gb", "h100-sxm5-80gb":
 // EstimatedGavelFamily, the V100 measurements × SpeedRatio, Interpolated).
@@ -70,7 +70,7 @@ func JoinFamilies(fams ...[]elastico.Profile) ([]elastico.Profile, error) {
 // ...), which the cluster's GPUs must name too.
 func GavelFamilyOn(model string, gpus ...string) ([]elastico.Profile, error) {
 	if len(gpus) == 0 {
-		gpus = []string{gavel.V100, gavel.P100, gavel.K80}
+		gpus = gavel.Models
 	}
 	fams := make([][]elastico.Profile, 0, len(gpus))
 	for _, g := range gpus {

@@ -28,7 +28,7 @@ func TestGavelFamilyOn(t *testing.T) {
 			t.Errorf("ParseConfigID(%q) = %+v, %v", p.Config.ID, c, err)
 		}
 	}
-	for _, g := range []string{"v100", "p100", "k80"} {
+	for _, g := range []string{"V100", "P100", "K80"} {
 		one, err := GavelFamily(g, "ResNet-50")
 		if err != nil {
 			t.Fatal(err)
@@ -43,7 +43,7 @@ func TestGavelFamilyOn(t *testing.T) {
 		t.Errorf("b32-g1: V100 %v, K80 %v", v, k)
 	}
 
-	est, err := GavelFamilyOn("ResNet-50", "v100", "a100-sxm4-80gb")
+	est, err := GavelFamilyOn("ResNet-50", "V100", "a100-sxm4-80gb")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestGavelFamilyOn(t *testing.T) {
 		t.Errorf("measured V100 profile %+v", v2)
 	}
 
-	for _, bad := range [][]string{{"v100", "v100"}, {"t4"}, {"a100"}} {
+	for _, bad := range [][]string{{"V100", "V100"}, {"t4"}, {"a100"}} {
 		if _, err := GavelFamilyOn("ResNet-50", bad...); err == nil {
 			t.Errorf("GavelFamilyOn(%v) accepted", bad)
 		}
@@ -138,7 +138,7 @@ func TestCheckerModels(t *testing.T) {
 // TestPruneKeepsEachModel: a fast GPU's profile does not prune a slow
 // GPU's, which may be all that is free.
 func TestPruneKeepsEachModel(t *testing.T) {
-	fam, err := GavelFamilyOn("ResNet-18", "v100", "k80")
+	fam, err := GavelFamilyOn("ResNet-18", "v100", "K80") // any case
 	if err != nil {
 		t.Fatal(err)
 	}

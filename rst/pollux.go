@@ -1,3 +1,6 @@
+// Pollux's measurements as profile families and noise scales; the other
+// roles of the data: see the root package doc, The shipped measurements.
+
 package rst
 
 import (
@@ -86,7 +89,7 @@ var polluxMaxLocal = map[string]int{"yolov3": 8}
 //     base, so a family's goodput is reference-equivalent samples per second;
 //   - GPU memory per replica from the model's MemoryModel at l (imagenet
 //     trains under apex AMP, so its configurations use AMP); SM share 1; CPU
-//     and RAM one T4's share of a g4dn.12xlarge (DataGPU "t4").
+//     and RAM one T4's share of a g4dn.12xlarge (DataGPU "T4").
 //
 // Pollux's jobs train with AdaScale (AdaptDL's AdaptiveDataParallel), so
 // their learning-rate scale is 1 (elastico.AdaScale). The family is ordered
@@ -108,7 +111,7 @@ func PolluxFamily(model string, opts *PolluxOptions) ([]elastico.Profile, error)
 	if !ok {
 		return nil, errorf("pollux: model %q has no memory model", model)
 	}
-	t4 := dataGPUs["t4"]
+	t4 := dataGPUs["T4"]
 	amp := model == "imagenet"
 	minBatch, maxBatch := app.Runs[0].Batch, app.Runs[len(app.Runs)-1].Batch
 	maxLocal := polluxMaxLocal[model]

@@ -22,15 +22,15 @@ func TestGavelFamily(t *testing.T) {
 		wantMemory float64
 	}{
 		// ResNet-50 at batch 64 on one V100: 4.395 steps/s × 64.
-		{"v100", "ResNet-50", 16, "b64-g1", 4.395068038 * 64, 0.75 + 25.56e6*12/(1<<30) + 64*75.0/1024},
+		{"V100", "ResNet-50", 16, "b64-g1", 4.395068038 * 64, 0.75 + 25.56e6*12/(1<<30) + 64*75.0/1024},
 		// Eight workers of batch 64: global batch 512, Gavel's 17.303 steps/s over all workers.
-		{"v100", "ResNet-50", 16, "b512-g8", 17.302829 * 64, 0.75 + 25.56e6*12/(1<<30) + 64*75.0/1024},
+		{"V100", "ResNet-50", 16, "b512-g8", 17.302829 * 64, 0.75 + 25.56e6*12/(1<<30) + 64*75.0/1024},
 		// K80 measured ResNet-50 at batch 128 on one GPU only.
-		{"k80", "ResNet-50", 13, "b128-g1", 0.347 * 128, 0.75 + 25.56e6*12/(1<<30) + 128*75.0/1024},
+		{"K80", "ResNet-50", 13, "b128-g1", 0.347 * 128, 0.75 + 25.56e6*12/(1<<30) + 128*75.0/1024},
 		// No batch size: one sample per step.
-		{"p100", "A3C", 1, "g1", 5.681, 0.75 + 0.59e6*16/(1<<30) + 64.0/1024},
-		{"p100", "Recommendation", 5, "b8192-g1", 5.548 * 8192, 0.75 + 46.8e6*16/(1<<30) + 8192*0.8/1024},
-		{"k80", "LM", 20, "b40-g2", 23.773 * 20, 0.75 + 13.99e6*8/(1<<30) + 20*14.0/1024},
+		{"P100", "A3C", 1, "g1", 5.681, 0.75 + 0.59e6*16/(1<<30) + 64.0/1024},
+		{"P100", "Recommendation", 5, "b8192-g1", 5.548 * 8192, 0.75 + 46.8e6*16/(1<<30) + 8192*0.8/1024},
+		{"K80", "LM", 20, "b40-g2", 23.773 * 20, 0.75 + 13.99e6*8/(1<<30) + 20*14.0/1024},
 	}
 	for _, tc := range tests {
 		t.Run(tc.gpu+"/"+tc.model+"/"+tc.wantID, func(t *testing.T) {
@@ -59,7 +59,7 @@ func TestGavelFamily(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range [][2]string{{"t4", "ResNet-50"}, {"a100", "ResNet-50"}, {"v100", "cifar10"}, {"v100", "BERT"}} {
+	for _, bad := range [][2]string{{"t4", "ResNet-50"}, {"a100", "ResNet-50"}, {"V100", "cifar10"}, {"V100", "BERT"}} {
 		if _, err := GavelFamily(bad[0], bad[1]); err == nil || !strings.HasPrefix(err.Error(), "rst: gavel: ") {
 			t.Errorf("GavelFamily(%q, %q): %v", bad[0], bad[1], err)
 		}
@@ -137,7 +137,7 @@ func TestPolluxFamily(t *testing.T) {
 // only memory facts the data sets hold: every configuration they measured
 // ran, so it fit the GPU it ran on.
 func TestMemoryModelsFitTheMeasurements(t *testing.T) {
-	for _, gpu := range []string{"v100", "p100", "k80"} {
+	for _, gpu := range []string{"V100", "P100", "K80"} {
 		g, _ := DataGPUOf(gpu)
 		for _, m := range GavelModels() {
 			fam, err := GavelFamily(gpu, m)
@@ -151,7 +151,7 @@ func TestMemoryModelsFitTheMeasurements(t *testing.T) {
 			}
 		}
 	}
-	t4, _ := DataGPUOf("t4")
+	t4, _ := DataGPUOf("T4")
 	for _, m := range PolluxModels() {
 		fam, err := PolluxFamily(m, &PolluxOptions{MultiNode: true})
 		if err != nil {
@@ -209,7 +209,7 @@ func TestMemoryModel(t *testing.T) {
 func TestInterpolationAgainstGavel(t *testing.T) {
 	var errs []float64
 	under := 0
-	for _, gpu := range []string{"v100", "p100", "k80"} {
+	for _, gpu := range []string{"V100", "P100", "K80"} {
 		for _, m := range GavelModels() {
 			fam, err := GavelFamily(gpu, m)
 			if err != nil {
@@ -276,7 +276,7 @@ func TestInterpolationAgainstGavel(t *testing.T) {
 // shipped data's families.
 func TestPruningRealFamilies(t *testing.T) {
 	total, kept := 0, 0
-	for _, gpu := range []string{"v100", "p100", "k80"} {
+	for _, gpu := range []string{"V100", "P100", "K80"} {
 		for _, m := range GavelModels() {
 			fam, err := GavelFamily(gpu, m)
 			if err != nil {

@@ -10,10 +10,12 @@
 //     pairs) with statistical efficiency from Pollux's gradient statistics;
 //     quantities no data set measures (memory footprints, SM use, offline
 //     LLM inference, pairs missing from the data) come from the explicit
-//     models of models.go, and every Family says in its Notes which is which.
+//     models of models.go, and every Family says in its Notes which is which
+//     (the data's other roles: see the root package doc, The shipped
+//     measurements).
 //     A policy's own predictor is never the ground truth. A cluster of
 //     several GPU models is a [Mix] (Gavel's own: [GavelMix]
-//     "v100:36,p100:36,k80:36"), one Truth per model: [Mix.Cluster] builds
+//     "V100:36,P100:36,K80:36"), one Truth per model: [Mix.Cluster] builds
 //     it, [Mix.Workload] gives each job its configurations on every model
 //     (IDs "b64x1@K80"), and Config.Truths hands Run every model's truth,
 //     keyed by GPU.Model, so that a job runs at the throughput of the model

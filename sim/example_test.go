@@ -13,7 +13,7 @@ import (
 // Replay a window of the shipped Gavel trace on 16 V100s under the
 // Volcano-like baseline.
 func Example() {
-	truth, err := sim.GavelTruth("v100")
+	truth, err := sim.GavelTruth("V100")
 	if err != nil {
 		panic(err)
 	}
@@ -55,7 +55,7 @@ func ExampleReadCSV() {
 // The ground truth says how fast a job runs next to another on one GPU:
 // here a pair Gavel measured on the V100.
 func ExampleTruth_Speed() {
-	truth, _ := sim.GavelTruth("v100")
+	truth, _ := sim.GavelTruth("V100")
 	a, _ := truth.Config("ResNet-50", 64, 1)
 	b, _ := truth.Config("Transformer", 128, 1)
 	s, measured := truth.Speed(a.Kind, b.Kind)
@@ -65,7 +65,7 @@ func ExampleTruth_Speed() {
 
 // Compare policies over seeds, with 95 % confidence intervals.
 func ExampleExperiment() {
-	truth, _ := sim.GavelTruth("v100")
+	truth, _ := sim.GavelTruth("V100")
 	trace, _ := sim.ReadShipped("gavel/0e4a51.trace")
 	e := &sim.Experiment{
 		Truth: truth, Trace: trace, GPUs: 16, Seeds: []uint64{1, 2, 3},

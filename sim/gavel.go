@@ -1,3 +1,6 @@
+// Gavel's measurements as the simulator's ground truth; the other roles of
+// the data: see the root package doc, The shipped measurements.
+
 package sim
 
 import (
@@ -11,8 +14,8 @@ import (
 	"github.com/elastico/elastico/rst"
 )
 
-// GavelTruth builds the ground truth for one of Gavel's GPU types ("v100",
-// "p100" or "k80"): Gavel's seven training models, each a family of
+// GavelTruth builds the ground truth for one of Gavel's GPU models ("V100",
+// "P100" or "K80"; any case): Gavel's seven training models, each a family of
 // (per-GPU batch × GPU count) configurations whose isolated throughputs, on
 // one server and spread over servers, are Gavel's measurements, and whose
 // co-location speeds are Gavel's measured pairs; plus the offline LLM
@@ -20,8 +23,9 @@ import (
 // efficiency comes from Pollux's gradient statistics where a Pollux model
 // stands in (see Family.Notes).
 func GavelTruth(gpu string) (*Truth, error) {
+	m, _ := gavel.Model(gpu)
 	var spec GPUSpec
-	switch gpu {
+	switch m {
 	case gavel.V100:
 		spec = V100
 	case gavel.P100:
@@ -29,9 +33,9 @@ func GavelTruth(gpu string) (*Truth, error) {
 	case gavel.K80:
 		spec = K80
 	default:
-		return nil, fmt.Errorf("sim: Gavel has no GPU type %q (want v100, p100 or k80)", gpu)
+		return nil, fmt.Errorf("sim: Gavel has no GPU model %q (want %s)", gpu, strings.Join(gavel.Models, ", "))
 	}
-	return gavelTruth(spec, gpu, nil)
+	return gavelTruth(spec, m, nil)
 }
 
 // estimate makes a ground truth for a GPU nobody measured out of a measured
@@ -42,21 +46,21 @@ type estimate struct {
 }
 
 // gavelTruth builds the ground truth of spec from Gavel's measurements on
-// GPU type key, scaled by est when not nil.
-func gavelTruth(spec GPUSpec, key string, est *estimate) (*Truth, error) {
+// GPU model (gavel.V100, ...), scaled by est when not nil.
+func gavelTruth(spec GPUSpec, model string, est *estimate) (*Truth, error) {
 	all, err := gavel.Load()
 	if err != nil {
 		return nil, err
 	}
-	tab, unc := all[key], all[key+"_unconsolidated"]
+	tab, unc := all.Table(model), all.Unconsolidated(model)
 	if tab == nil || unc == nil {
-		return nil, fmt.Errorf("sim: Gavel data lacks %s or %s_unconsolidated", key, key)
+		return nil, fmt.Errorf("sim: Gavel data lacks %s, on one server or spread", model)
 	}
 	if est != nil {
 		tab, unc = scaleTable(tab, est.Ratio), scaleTable(unc, est.Ratio)
 	}
 	t := &Truth{GPU: spec, byName: map[string]*Family{}, kindIdx: map[string]int{}, gavelTab: tab, gavelUnc: unc, estimated: est != nil}
-	b := &gavelBuilder{t: t, tab: tab, unc: unc, source: "Gavel's " + strings.ToUpper(key)}
+	b := &gavelBuilder{t: t, tab: tab, unc: unc, source: "Gavel's " + model}
 	if err := b.build(); err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ var (
 // testTruth returns the V100 ground truth, built once per test binary.
 func testTruth(t testing.TB) *Truth {
 	t.Helper()
-	v100Once.Do(func() { v100Truth, v100Err = GavelTruth("v100") })
+	v100Once.Do(func() { v100Truth, v100Err = GavelTruth("V100") })
 	if v100Err != nil {
 		t.Fatal(v100Err)
 	}

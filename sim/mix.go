@@ -24,7 +24,7 @@ type Part struct {
 
 // Mix is a cluster of several GPU models, each with its own ground truth
 // (Gavel's own simulated cluster had 36 V100s, 36 P100s and 36 K80s:
-// GavelMix("v100:36,p100:36,k80:36")). A job's family holds its
+// GavelMix("V100:36,P100:36,K80:36")). A job's family holds its
 // configurations on every model, each profile naming its model and its
 // configuration ID made unique by rst.ModelConfigID ("b64x1@K80"); the
 // simulator runs a job at the throughput of the model it is placed on
@@ -33,9 +33,9 @@ type Part struct {
 // configuration, and so its dedicated time, are its.
 type Mix []Part
 
-// GavelMix builds a mix of Gavel's GPU types from "type:count" pairs
-// joined by commas, e.g. "v100:36,p100:36,k80:36" (types v100, p100, k80,
-// each at most once; the first is the reference). A spec without a colon
+// GavelMix builds a mix of Gavel's GPU models from "model:count" pairs
+// joined by commas, e.g. "V100:36,P100:36,K80:36" (models V100, P100, K80,
+// in any case, each at most once; the first is the reference). A spec without a colon
 // names one type and no count, and is an error: a single-model cluster is
 // GavelTruth's.
 func GavelMix(spec string) (Mix, error) {
@@ -44,15 +44,15 @@ func GavelMix(spec string) (Mix, error) {
 		typ, n, ok := strings.Cut(strings.TrimSpace(part), ":")
 		count, err := strconv.Atoi(n)
 		if !ok || err != nil || count < 1 {
-			return nil, fmt.Errorf("sim: GPU mix %q: part %q: want type:count with a count ≥ 1, e.g. v100:36", spec, part)
+			return nil, fmt.Errorf("sim: GPU mix %q: part %q: want model:count with a count ≥ 1, e.g. V100:36", spec, part)
 		}
-		t, err := GavelTruth(strings.ToLower(typ))
+		t, err := GavelTruth(typ)
 		if err != nil {
 			return nil, fmt.Errorf("sim: GPU mix %q: %w", spec, err)
 		}
 		for _, p := range m {
 			if p.Truth.GPU.Model == t.GPU.Model {
-				return nil, fmt.Errorf("sim: GPU mix %q: %s twice", spec, typ)
+				return nil, fmt.Errorf("sim: GPU mix %q: %s twice", spec, t.GPU.Model)
 			}
 		}
 		m = append(m, Part{Truth: t, GPUs: count})
@@ -60,12 +60,12 @@ func GavelMix(spec string) (Mix, error) {
 	return m, nil
 }
 
-// String returns the mix as "model:count" pairs, e.g. "v100:36,p100:36",
+// String returns the mix as "model:count" pairs, e.g. "V100:36,P100:36",
 // which GavelMix reads back for Gavel's types.
 func (m Mix) String() string {
 	parts := make([]string, len(m))
 	for i, p := range m {
-		parts[i] = strings.ToLower(p.Truth.GPU.Model) + ":" + strconv.Itoa(p.GPUs)
+		parts[i] = p.Truth.GPU.Model + ":" + strconv.Itoa(p.GPUs)
 	}
 	return strings.Join(parts, ",")
 }

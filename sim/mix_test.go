@@ -21,7 +21,7 @@ var (
 // testMix is 8 V100s and 8 K80s, built once per test binary.
 func testMix(t testing.TB) Mix {
 	t.Helper()
-	mixOnce.Do(func() { mix, mixErr = GavelMix("v100:8,k80:8") })
+	mixOnce.Do(func() { mix, mixErr = GavelMix("v100:8,k80:8") }) // any case; String is canonical
 	if mixErr != nil {
 		t.Fatal(mixErr)
 	}
@@ -30,7 +30,7 @@ func testMix(t testing.TB) Mix {
 
 func TestGavelMix(t *testing.T) {
 	m := testMix(t)
-	if got := m.String(); got != "v100:8,k80:8" {
+	if got := m.String(); got != "V100:8,K80:8" {
 		t.Errorf("String = %q", got)
 	}
 	c, err := m.Cluster()

@@ -21,7 +21,7 @@ import (
 // openbModel is how one of the trace's GPU models is simulated.
 type openbModel struct {
 	spec GPUSpec
-	// gavel is Gavel's GPU type whose measurements it carries.
+	// gavel is Gavel's GPU model whose measurements it carries.
 	gavel string
 	// ratio, when set, makes the truth an estimate: Gavel's throughputs
 	// of each model × ratio(model), every configuration Interpolated.

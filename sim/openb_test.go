@@ -128,7 +128,7 @@ func TestOpenBNodesThin(t *testing.T) {
 // TestOpenBTruths: the measured models carry Gavel's measurements, the
 // others an estimate from them, marked Interpolated.
 func TestOpenBTruths(t *testing.T) {
-	v100, err := GavelTruth("v100")
+	v100, err := GavelTruth("V100")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func withPerNode(g GPUSpec, n int) GPUSpec {
 
 // TestT4Ratio recomputes t4Ratio from the two data sets.
 func TestT4Ratio(t *testing.T) {
-	v100, err := GavelTruth("v100")
+	v100, err := GavelTruth("V100")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func openbMix(t *testing.T) Mix {
 
 func TestOpenBMix(t *testing.T) {
 	m := openbMix(t)
-	if got := m.String(); got != "v100m16:4,v100m32:4,t4:2" {
+	if got := m.String(); got != "V100M16:4,V100M32:4,T4:2" {
 		t.Errorf("mix %s, want the largest part first, ties by name", got)
 	}
 	c, err := m.Cluster()

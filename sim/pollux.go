@@ -1,3 +1,6 @@
+// Pollux's measurements as the simulator's ground truth; the other roles
+// of the data: see the root package doc, The shipped measurements.
+
 package sim
 
 import (
@@ -8,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/internal/gavel"
 	"github.com/elastico/elastico/internal/pollux"
 	"github.com/elastico/elastico/rst"
 )
@@ -56,7 +60,7 @@ type polluxApp struct {
 // Gavel's V100 pairs, through the lines linking sensitivity and pressure to
 // SM use. The offline-inference families are added for the T4.
 func PolluxTruth() (*Truth, error) {
-	v100, err := GavelTruth("v100")
+	v100, err := GavelTruth(gavel.V100)
 	if err != nil {
 		return nil, err
 	}

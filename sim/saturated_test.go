@@ -30,7 +30,7 @@ func TestSaturatedBatch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs pds")
 	}
-	truth, err := sim.GavelTruth("v100")
+	truth, err := sim.GavelTruth("V100")
 	if err != nil {
 		t.Fatal(err)
 	}

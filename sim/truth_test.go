@@ -55,7 +55,7 @@ func TestGavelTruth(t *testing.T) {
 			measured++
 			ta, _ := gavel.ParseJobType(a.Name)
 			tb, _ := gavel.ParseJobType(b.Name)
-			if g, _ := all[gavel.V100].Speed(ta, tb); g != s {
+			if g, _ := all.Table(gavel.V100).Speed(ta, tb); g != s {
 				t.Errorf("%s next to %s: truth %g, Gavel %g", a.Name, b.Name, s, g)
 			}
 		}

@@ -3,7 +3,7 @@
 // its notice) as the profiles.csv and pairs.csv that iac.ReadDataset and
 // examples/iaceval read:
 //
-//	go run ./examples/gavel2csv -gpu v100 -out /tmp/gavel-v100
+//	go run ./examples/gavel2csv -gpu V100 -out /tmp/gavel-v100
 //	go run ./examples/iaceval -profiles /tmp/gavel-v100/profiles.csv -pairs /tmp/gavel-v100/pairs.csv
 //
 // What each column holds for Gavel (no hardware counters: those columns are
@@ -23,7 +23,7 @@ import (
 )
 
 func main() {
-	gpu := flag.String("gpu", "v100", "GPU type (v100, p100 or k80), or several separated by commas")
+	gpu := flag.String("gpu", "V100", "GPU model (V100, P100 or K80; any case), or several separated by commas")
 	out := flag.String("out", ".", "directory to write profiles.csv and pairs.csv into")
 	flag.Parse()
 	if err := run(*gpu, *out); err != nil {

@@ -3,7 +3,7 @@
 //
 //	go run ./examples/iactrain                 # rewrite iac/models/default.json
 //	go run ./examples/iactrain -check          # retrain, compare with the file, exit 1 if they differ
-//	go run ./examples/iactrain -gpu v100 -out /tmp/v100.json   # another model
+//	go run ./examples/iactrain -gpu V100 -out /tmp/v100.json   # another model
 //
 // The default model is fitted to Gavel's measured P100 and K80 pairs (see
 // iac/gaveldata for what Gavel has and lacks) with iac.DefaultTrainConfig()
@@ -26,7 +26,7 @@ import (
 )
 
 func main() {
-	gpu := flag.String("gpu", strings.Join(iac.DefaultGPUs, ","), "Gavel GPU types to train on, comma-separated")
+	gpu := flag.String("gpu", strings.Join(iac.DefaultGPUs, ","), "Gavel GPU models to train on (V100, P100, K80; any case), comma-separated")
 	seed := flag.Uint64("seed", iac.DefaultSeed, "random seed")
 	out := flag.String("out", "iac/models/default.json", "model file to write (or to compare with -check)")
 	check := flag.Bool("check", false, "do not write: retrain and compare with -out")

@@ -18,16 +18,17 @@ import (
 // default embedded model (iac.Default) is trained on P100 and K80, so it
 // answers for V100. Remake them with
 //
-//	go run ./examples/iactrain -gpu v100,k80 -out examples/replay/heldout/p100.json
-//	go run ./examples/iactrain -gpu v100,p100 -out examples/replay/heldout/k80.json
+//	go run ./examples/iactrain -gpu V100,K80 -out examples/replay/heldout/p100.json
+//	go run ./examples/iactrain -gpu V100,P100 -out examples/replay/heldout/k80.json
 //
 // (TestHeldOutModelsReproduce checks that they do).
 //
 //go:embed heldout/p100.json heldout/k80.json
 var heldOut embed.FS
 
-// heldOutRecipe is the Gavel models each held-out MLP is trained on.
-var heldOutRecipe = map[string][]string{"p100": {"v100", "k80"}, "k80": {"v100", "p100"}}
+// heldOutRecipe is the Gavel GPU models each held-out MLP is trained on,
+// by the model it holds out (heldout/<model in lower case>.json).
+var heldOutRecipe = map[string][]string{"P100": {"V100", "K80"}, "K80": {"V100", "P100"}}
 
 // replayPredictor is elastico's predictor for one replay, labelled with
 // what it was trained on.
@@ -63,11 +64,11 @@ func predictorFor(truth *sim.Truth, mix sim.Mix) (replayPredictor, error) {
 		byLabel[label] = append(byLabel[label], m)
 	}
 	for _, m := range models {
-		lower := strings.ToLower(m)
-		if !slices.Contains(iac.DefaultGPUs, lower) {
+		if !slices.Contains(iac.DefaultGPUs, m) {
 			answer(m, def.Info().Label)
 			continue
 		}
+		lower := strings.ToLower(m)
 		b, err := heldOut.ReadFile("heldout/" + lower + ".json")
 		if err != nil {
 			return replayPredictor{}, fmt.Errorf("no held-out predictor for GPU model %s: %w", m, err)

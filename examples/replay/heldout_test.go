@@ -17,11 +17,11 @@ import (
 // offers, the pairs on each GPU model are answered by an MLP trained
 // without that model's pairs.
 func TestPredictorForNeverSeesTheTruth(t *testing.T) {
-	v100, err := sim.GavelTruth("v100")
+	v100, err := sim.GavelTruth("V100")
 	if err != nil {
 		t.Fatal(err)
 	}
-	mix, err := sim.GavelMix("v100:4,p100:4,k80:4")
+	mix, err := sim.GavelMix("V100:4,P100:4,K80:4")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestPredictorForNeverSeesTheTruth(t *testing.T) {
 	if p.Predictor != elastico.Predictor(def) {
 		t.Errorf("on V100 alone the predictor is %v, want iac.Default (trained on P100 and K80)", p.Label)
 	}
-	for _, truth := range []string{"p100", "k80", "mix"} {
+	for _, truth := range []string{"P100", "K80", "mix"} {
 		var p replayPredictor
 		var models []string
 		if truth == "mix" {
@@ -86,7 +86,7 @@ func TestHeldOutModelsReproduce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := heldOut.ReadFile("heldout/" + m + ".json")
+		want, err := heldOut.ReadFile("heldout/" + strings.ToLower(m) + ".json")
 		if err != nil {
 			t.Fatal(err)
 		}

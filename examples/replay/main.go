@@ -6,7 +6,7 @@
 //	go run ./examples/replay -gpus 512 -load 1.5 -out results
 //	go run ./examples/replay -trace philly.csv -format philly
 //	go run ./examples/replay -trace openb_pod_list_default.csv -format openb   # the user's copy of Alibaba's v2023 trace
-//	go run ./examples/replay -gpus v100:36,p100:36,k80:36   # Gavel's mixed cluster
+//	go run ./examples/replay -gpus V100:36,P100:36,K80:36   # Gavel's mixed cluster
 //	go run ./examples/replay -format openb -trace PODS.csv -nodes NODES.csv -gpus 256   # Alibaba's pods on ~256 of its GPUs
 //
 // -nodes reads the Alibaba v2023 node list (openb_node_list_*.csv) and
@@ -16,8 +16,8 @@
 // run only on the models their gpu_spec names, and a pod asking for a
 // share of a GPU (gpu_milli < 1000) holds that share.
 //
-// -gpus is a count of -gpu's model, or a mix of Gavel's GPU types,
-// type:count joined by commas (sim.GavelMix; the first type is the
+// -gpus is a count of -gpu's model, or a mix of Gavel's GPU models,
+// model:count joined by commas (sim.GavelMix; the first model is the
 // reference, whose requested configurations set the jobs' dedicated
 // times). In a mix each job's family holds its configurations on every
 // model, from that model's ground truth; a job runs at the throughput of
@@ -156,9 +156,9 @@ func main() {
 	var o options
 	flag.StringVar(&o.trace, "trace", "", "trace file, or shipped:<path> for an embedded one (default shipped:"+defaultTrace+"; also shipped:pollux/workload-<1..8>.csv and shipped:"+sim.ShippedPolluxAll+", the eight joined)")
 	flag.StringVar(&o.format, "format", "", "trace format: "+strings.Join(sim.Formats, "|")+" (default gavel, or the shipped trace's)")
-	flag.StringVar(&o.gpu, "gpu", "", "ground truth: v100|p100|k80 (Gavel's measurements) or t4 (Pollux's); default t4 for -format pollux, else v100")
+	flag.StringVar(&o.gpu, "gpu", "", "ground truth: V100|P100|K80 (Gavel's measurements) or T4 (Pollux's), any case; default T4 for -format pollux, else V100")
 	o.gpus = 64
-	flag.Func("gpus", "GPUs in the cluster (default 64), or a mix of Gavel's GPU types, type:count joined by commas: v100:36,p100:36,k80:36 (the first is the reference)", func(s string) error {
+	flag.Func("gpus", "GPUs in the cluster (default 64), or a mix of Gavel's GPU models, model:count joined by commas: V100:36,P100:36,K80:36, any case (the first is the reference)", func(s string) error {
 		if strings.Contains(s, ":") {
 			o.mix = s
 			return nil
@@ -277,9 +277,9 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	}
 	gpu := o.gpu
 	if gpu == "" {
-		gpu = "v100"
+		gpu = "V100"
 		if tr.Format == "pollux" {
-			gpu = "t4"
+			gpu = "T4"
 		}
 	}
 	var truth *sim.Truth
@@ -302,7 +302,7 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 			return fmt.Errorf("-gpus: %w", err)
 		}
 		truth, o.gpus = mix[0].Truth, mix.GPUs()
-	case gpu == "t4":
+	case strings.EqualFold(gpu, "T4"):
 		truth, err = sim.PolluxTruth()
 	default:
 		truth, err = sim.GavelTruth(gpu)

@@ -99,7 +99,7 @@ func TestReplayMix(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, _ := s.Meta["heterogeneity"].(map[string]any)
-	if s.Meta["gpu_mix"] != "v100:8,k80:8" || h["reference"] != "V100" || len(h["modelled"].([]any)) == 0 {
+	if s.Meta["gpu_mix"] != "V100:8,K80:8" || h["reference"] != "V100" || len(h["modelled"].([]any)) == 0 {
 		t.Errorf("meta: gpu_mix %v, heterogeneity %v", s.Meta["gpu_mix"], h)
 	}
 }
@@ -112,9 +112,9 @@ func TestReplayBadFlags(t *testing.T) {
 		{gpus: 8, seeds: 1, trace: "/nonexistent.trace"},
 		{gpus: 8, seeds: 1, gpu: "a100"},
 		{gpus: 8, seeds: 1, epochs: "sometimes"},
-		{mix: "v100:8,a100:8", seeds: 1},
-		{mix: "v100:8,k80:8", seeds: 1, gpu: "k80"},
-		{mix: "v100:8,k80:8", seeds: 1, policies: "elastico-oracle"},
+		{mix: "V100:8,A100:8", seeds: 1},
+		{mix: "V100:8,K80:8", seeds: 1, gpu: "K80"},
+		{mix: "V100:8,K80:8", seeds: 1, policies: "elastico-oracle"},
 	} {
 		if err := run(context.Background(), o, &bytes.Buffer{}); err == nil {
 			t.Errorf("%+v: no error", o)
@@ -164,7 +164,7 @@ func TestReplayOpenB(t *testing.T) {
 	}
 	ob, _ := s.Meta["openb"].(map[string]any)
 	gt, _ := ob["ground_truth"].(map[string]any)
-	if s.GPUs != 22 || s.Meta["gpu_mix"] != "g2:16,v100m32:4,t4:2" || ob["cpu_only_nodes_skipped"] != 1.0 || len(gt) != 3 {
+	if s.GPUs != 22 || s.Meta["gpu_mix"] != "G2:16,V100M32:4,T4:2" || ob["cpu_only_nodes_skipped"] != 1.0 || len(gt) != 3 {
 		t.Errorf("GPUs %d, mix %v, openb meta %v", s.GPUs, s.Meta["gpu_mix"], ob)
 	}
 	if s.Jobs != 24 || ob["fractional_jobs_per_seed"].([]any)[0] != 6.0 {
@@ -172,8 +172,8 @@ func TestReplayOpenB(t *testing.T) {
 	}
 
 	for _, bad := range []options{
-		{trace: podsPath, format: "openb", nodes: nodesPath, gpus: 64, seeds: 1, gpu: "v100"},
-		{trace: podsPath, format: "openb", nodes: nodesPath, mix: "v100:8,k80:8", seeds: 1},
+		{trace: podsPath, format: "openb", nodes: nodesPath, gpus: 64, seeds: 1, gpu: "V100"},
+		{trace: podsPath, format: "openb", nodes: nodesPath, mix: "V100:8,K80:8", seeds: 1},
 		{trace: podsPath, format: "openb", nodes: filepath.Join(dir, "none.csv"), gpus: 64, seeds: 1},
 	} {
 		if err := run(context.Background(), bad, &bytes.Buffer{}); err == nil {

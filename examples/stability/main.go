@@ -210,7 +210,7 @@ func scenarios() []scenario {
 		if i == 10 {
 			break
 		}
-		fam, err := rst.GavelFamily("v100", m)
+		fam, err := rst.GavelFamily("V100", m)
 		if err != nil {
 			log.Fatal(err)
 		}

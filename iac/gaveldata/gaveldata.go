@@ -1,10 +1,11 @@
 // Package gaveldata turns Gavel's measured co-location throughputs (OSDI'20,
 // github.com/stanford-futuredata/gavel, MIT; embedded by internal/gavel with
-// its notice) into [iac.Dataset]s: 26 training job types per GPU type (V100,
+// its notice) into [iac.Dataset]s: 26 training job types per GPU model (V100,
 // P100, K80) and every measured pair of them sharing one GPU.
 //
 // It lives apart from package iac so that a program importing the
-// predictor does not carry Gavel's 1.2 MB file.
+// predictor does not carry Gavel's 1.2 MB file: see the root package doc,
+// The shipped measurements.
 //
 // # What Gavel has, and what it does not
 //
@@ -25,13 +26,14 @@
 //   - Params: the parameter count of each family's model as Gavel's
 //     workloads/pytorch code builds it, to two significant digits (see
 //     [Params]); a family descriptor, constant within a family.
-//   - Throughput: Gavel's isolated throughput on that GPU type in samples
+//   - Throughput: Gavel's isolated throughput on that GPU model in samples
 //     per second: steps/s × batch size (1 for A3C and CycleGAN), the unit the
 //     root package documents for training and that rst.GavelFamily and the
 //     simulator's profiles use, so the embedded model sees at prediction time
 //     the scale it was trained on.
 //   - Config.GPUs and Demand.GPUs: 1 (pairs were measured at scale factor 1).
-//   - Hardware.GPUModel: the GPU type ("v100", "p100", "k80").
+//   - Hardware.GPUModel: the GPU model as elastico.GPU.Model names it
+//     ("V100", "P100", "K80").
 //
 // A pair's speeds are Gavel's co-located throughputs divided by the isolated
 // ones. On V100, 80 of 636 directed pairs have a co-located throughput equal
@@ -52,7 +54,7 @@ import (
 	"github.com/elastico/elastico/internal/gavel"
 )
 
-// GPU types with co-location measurements.
+// GPU models with co-location measurements.
 const (
 	V100 = gavel.V100
 	P100 = gavel.P100
@@ -104,13 +106,17 @@ func batchSize(t gavel.JobType) int {
 	return 0 // A3C: none
 }
 
-// Load returns the measurements of one GPU type ("v100", "p100" or "k80"),
-// or of several together: then profile IDs are prefixed with the GPU type
-// ("p100/LM (batch size 5)"), families stay the model's name, and pairs
-// only join profiles of one GPU type.
+// Load returns the measurements of one GPU model (V100, P100 or K80; any
+// case), or of several together: then profile IDs are prefixed with the
+// GPU model ("P100/LM (batch size 5)"), families stay the model's name, and
+// pairs only join profiles of one GPU model.
+//
+// The dataset's Name is "gavel-" and the models in lower case joined by
+// "+" ("gavel-p100+k80"): a label that trained models record (iac's
+// embedded model among them), kept as it was when they were trained.
 func Load(gpus ...string) (*iac.Dataset, error) {
 	if len(gpus) == 0 {
-		return nil, fmt.Errorf("gaveldata: Load: no GPU type")
+		return nil, fmt.Errorf("gaveldata: Load: no GPU model")
 	}
 	all, err := gavel.Load()
 	if err != nil {
@@ -119,17 +125,18 @@ func Load(gpus ...string) (*iac.Dataset, error) {
 	if len(gpus) == 1 {
 		return FromTable(all, gpus[0])
 	}
-	out := &iac.Dataset{Name: "gavel-" + strings.Join(gpus, "+")}
+	out := &iac.Dataset{Name: datasetName(gpus...)}
 	seen := map[string]bool{}
 	for _, g := range gpus {
-		if seen[g] {
-			return nil, fmt.Errorf("gaveldata: Load: GPU type %q twice", g)
-		}
-		seen[g] = true
 		d, err := FromTable(all, g)
 		if err != nil {
 			return nil, err
 		}
+		g = d.Profiles[0].Hardware.GPUModel
+		if seen[g] {
+			return nil, fmt.Errorf("gaveldata: Load: GPU model %s twice", g)
+		}
+		seen[g] = true
 		off := len(out.Profiles)
 		for i, id := range d.IDs {
 			out.IDs = append(out.IDs, g+"/"+id)
@@ -149,14 +156,22 @@ func Load(gpus ...string) (*iac.Dataset, error) {
 	return out, nil
 }
 
-// FromTable converts one GPU type's table of an already parsed Gavel file.
+// datasetName is Load's Name for a dataset of gpus.
+func datasetName(gpus ...string) string {
+	return "gavel-" + strings.ToLower(strings.Join(gpus, "+"))
+}
+
+// FromTable converts one GPU model's table (V100, P100 or K80; any case) of
+// an already parsed Gavel file.
 func FromTable(all gavel.Throughputs, gpu string) (*iac.Dataset, error) {
-	tab := all[gpu]
-	if tab == nil {
-		return nil, fmt.Errorf("gaveldata: no GPU type %q (have %v)", gpu, all.GPUTypes())
+	name := gpu
+	gpu, ok := gavel.Model(name)
+	tab := all.Table(gpu)
+	if !ok || tab == nil {
+		return nil, fmt.Errorf("gaveldata: no GPU model %q (want %s)", name, strings.Join(gavel.Models, ", "))
 	}
 	types := tab.Types()
-	d := &iac.Dataset{Name: "gavel-" + gpu}
+	d := &iac.Dataset{Name: datasetName(gpu)}
 	for _, t := range types {
 		params, ok := Params[t.Model]
 		if !ok {
@@ -220,7 +235,7 @@ func FromTable(all gavel.Throughputs, gpu string) (*iac.Dataset, error) {
 // the victim's family at the adjacent batch sizes and the same victim next
 // to the aggressor's, and the result is the mean absolute percentage error
 // of those predictions (percent) over the n directions that have a
-// measured neighbour. Neighbours share a family and a GPU type.
+// measured neighbour. Neighbours share a family and a GPU model.
 func NeighbourMAPE(d *iac.Dataset) (mape float64, n int) {
 	type key struct{ family, gpu string }
 	groups := map[key][]int{}

@@ -84,6 +84,25 @@ func familiesInOrder(d *iac.Dataset) []string {
 	return out
 }
 
+// TestLoadAnyCase: Load takes a GPU model in any case and names it as
+// elastico.GPU.Model does; the dataset's Name, which trained models record,
+// stays in lower case.
+func TestLoadAnyCase(t *testing.T) {
+	d, err := Load("p100", "k80")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Name != "gavel-p100+k80" || d.IDs[0] != "P100/A3C" || d.Profiles[0].Hardware.GPUModel != "P100" {
+		t.Errorf("%s: ID %q, GPU %q", d.Name, d.IDs[0], d.Profiles[0].Hardware.GPUModel)
+	}
+	if _, err := Load("p100", "P100"); err == nil {
+		t.Error("Load(p100, P100): no error")
+	}
+	if _, err := Load("t4"); err == nil || !strings.Contains(err.Error(), "V100, P100, K80") {
+		t.Errorf("Load(t4) = %v, want an error naming V100, P100, K80", err)
+	}
+}
+
 func TestLoadSeveral(t *testing.T) {
 	d, err := Load(P100, K80)
 	if err != nil {
@@ -92,7 +111,7 @@ func TestLoadSeveral(t *testing.T) {
 	if d.Name != "gavel-p100+k80" || len(d.Profiles) != 52 || len(d.Pairs) != 340+306 {
 		t.Errorf("%s: %d profiles, %d pairs", d.Name, len(d.Profiles), len(d.Pairs))
 	}
-	if d.IDs[0] != "p100/A3C" || d.IDs[26] != "k80/A3C" || d.Profiles[26].Hardware.GPUModel != K80 {
+	if d.IDs[0] != "P100/A3C" || d.IDs[26] != "K80/A3C" || d.Profiles[26].Hardware.GPUModel != K80 {
 		t.Errorf("IDs %q, %q; GPU %q", d.IDs[0], d.IDs[26], d.Profiles[26].Hardware.GPUModel)
 	}
 	for _, p := range d.Pairs {

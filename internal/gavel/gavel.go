@@ -3,6 +3,13 @@
 // training job types on V100, P100 and K80 GPUs at 1, 2, 4 and 8 GPUs, and
 // the throughputs of every pair of single-GPU job types sharing one GPU.
 // The file ships embedded (data/, with its license); Load parses it.
+//
+// Who reads it and why apart: see the root package doc, The shipped
+// measurements.
+//
+// GPU models are named as elastico.GPU.Model and Profile.Hardware.GPUModel
+// name them (V100, P100, K80); the file's own keys ("v100",
+// "v100_unconsolidated", ...) stay inside this package.
 package gavel
 
 import (
@@ -11,7 +18,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,13 +26,31 @@ import (
 //go:embed data/simulation_throughputs.json
 var simulationThroughputs []byte
 
-// GPU types of the data set. The *_unconsolidated variants hold multi-GPU
-// jobs whose replicas are spread over servers.
+// The GPU models Gavel measured, spelt as elastico.GPU.Model.
 const (
-	V100 = "v100"
-	P100 = "p100"
-	K80  = "k80"
+	V100 = "V100"
+	P100 = "P100"
+	K80  = "K80"
 )
+
+// Models are the GPU models Gavel measured, in its order.
+var Models = []string{V100, P100, K80}
+
+// Model returns the canonical name of one of Gavel's GPU models given in
+// any case ("v100", "V100"), and whether it is one.
+func Model(s string) (string, bool) {
+	for _, m := range Models {
+		if strings.EqualFold(s, m) {
+			return m, true
+		}
+	}
+	return "", false
+}
+
+// fileKey is the data file's key of a model's consolidated table; the
+// unconsolidated one (multi-GPU jobs whose replicas are spread over
+// servers) adds "_unconsolidated".
+func fileKey(model string) string { return strings.ToLower(model) }
 
 // JobType is one of Gavel's 26 job types: a model and its batch size (0 for
 // A3C and CycleGAN, which Gavel lists without one).
@@ -52,7 +76,7 @@ type Key struct {
 // Self for the first of the pair, Other for the second.
 type Pair struct{ Self, Other float64 }
 
-// Table is one GPU type's measurements.
+// Table is one GPU model's measurements.
 type Table struct {
 	// Isolated[k] is the throughput in steps/s of k alone.
 	Isolated map[Key]float64
@@ -94,12 +118,28 @@ func (t *Table) Types() []JobType {
 	return out
 }
 
-// Throughputs holds every GPU type's table, keyed "v100", "p100", "k80",
-// "v100_unconsolidated", ...
-type Throughputs map[string]*Table
+// Throughputs holds every table of a file, under the file's own keys.
+type Throughputs struct{ byKey map[string]*Table }
 
-// GPUTypes returns the keys, sorted.
-func (t Throughputs) GPUTypes() []string { return slices.Sorted(maps.Keys(t)) }
+// Table returns the measurements of a GPU model (V100, P100, K80; any
+// case) on one server, or nil if the file has none.
+func (t Throughputs) Table(model string) *Table {
+	m, ok := Model(model)
+	if !ok {
+		return nil
+	}
+	return t.byKey[fileKey(m)]
+}
+
+// Unconsolidated returns the measurements of a GPU model with a multi-GPU
+// job's replicas spread over servers, or nil if the file has none.
+func (t Throughputs) Unconsolidated(model string) *Table {
+	m, ok := Model(model)
+	if !ok {
+		return nil
+	}
+	return t.byKey[fileKey(m)+"_unconsolidated"]
+}
 
 // Load parses the embedded copy of Gavel's simulation_throughputs.json.
 func Load() (Throughputs, error) {
@@ -112,39 +152,39 @@ func Load() (Throughputs, error) {
 func Parse(r io.Reader, name string) (Throughputs, error) {
 	var raw map[string]map[string]map[string]json.RawMessage
 	if err := json.NewDecoder(r).Decode(&raw); err != nil {
-		return nil, fmt.Errorf("gavel: %s: %w", name, err)
+		return Throughputs{}, fmt.Errorf("gavel: %s: %w", name, err)
 	}
-	out := make(Throughputs, len(raw))
+	out := Throughputs{byKey: make(map[string]*Table, len(raw))}
 	for gpu, jobs := range raw {
 		t := &Table{Isolated: map[Key]float64{}, Pairs: map[[2]JobType]Pair{}}
 		for jk, entries := range jobs {
 			k, err := ParseKey(jk)
 			if err != nil {
-				return nil, fmt.Errorf("gavel: %s: %s: %w", name, gpu, err)
+				return Throughputs{}, fmt.Errorf("gavel: %s: %s: %w", name, gpu, err)
 			}
 			for ok, v := range entries {
 				if ok == "null" {
 					var iso float64
 					if err := json.Unmarshal(v, &iso); err != nil {
-						return nil, fmt.Errorf("gavel: %s: %s %q: isolated throughput: %w", name, gpu, jk, err)
+						return Throughputs{}, fmt.Errorf("gavel: %s: %s %q: isolated throughput: %w", name, gpu, jk, err)
 					}
 					t.Isolated[k] = iso
 					continue
 				}
 				other, err := ParseKey(ok)
 				if err != nil {
-					return nil, fmt.Errorf("gavel: %s: %s %q: %w", name, gpu, jk, err)
+					return Throughputs{}, fmt.Errorf("gavel: %s: %s %q: %w", name, gpu, jk, err)
 				}
 				var p [2]float64
 				if err := json.Unmarshal(v, &p); err != nil {
-					return nil, fmt.Errorf("gavel: %s: %s %q with %q: %w", name, gpu, jk, ok, err)
+					return Throughputs{}, fmt.Errorf("gavel: %s: %s %q with %q: %w", name, gpu, jk, ok, err)
 				}
 				if k.Scale == 1 && other.Scale == 1 && p[0] > 0 && p[1] > 0 {
 					t.Pairs[[2]JobType{k.Type, other.Type}] = Pair{p[0], p[1]}
 				}
 			}
 		}
-		out[gpu] = t
+		out.byKey[gpu] = t
 	}
 	return out, nil
 }

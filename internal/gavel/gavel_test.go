@@ -12,7 +12,7 @@ func TestLoad(t *testing.T) {
 	}
 	want := map[string]int{V100: 636, P100: 656, K80: 589} // directed non-zero pairs, per SOURCES.md
 	for gpu, n := range want {
-		tab := all[gpu]
+		tab := all.Table(gpu)
 		if tab == nil {
 			t.Fatalf("no %s table", gpu)
 		}
@@ -26,13 +26,27 @@ func TestLoad(t *testing.T) {
 			t.Errorf("%s: %d job keys, want 83", gpu, got)
 		}
 	}
-	v := all[V100]
+	if all.Unconsolidated(V100) == nil {
+		t.Error("no unconsolidated V100 table")
+	}
+	if all.Table("v100") != all.Table(V100) {
+		t.Error(`Table("v100") is not Table("V100")`)
+	}
+	v := all.Table(V100)
 	r50 := JobType{"ResNet-50", 64}
 	if iso := v.Isolated[Key{r50, 1}]; iso <= 0 {
 		t.Errorf("ResNet-50 bs64 on V100: isolated %g", iso)
 	}
 	if s, ok := v.Speed(r50, JobType{"Transformer", 128}); !ok || s <= 0 || s > 1.5 {
 		t.Errorf("speed of ResNet-50 next to Transformer: %g %v", s, ok)
+	}
+}
+
+func TestModel(t *testing.T) {
+	for in, want := range map[string]string{"v100": V100, "V100": V100, "p100": P100, "K80": K80, "t4": "", "v100_unconsolidated": ""} {
+		if got, ok := Model(in); got != want || ok != (want != "") {
+			t.Errorf("Model(%q) = %q, %v; want %q", in, got, ok, want)
+		}
 	}
 }
 

@@ -11,7 +11,8 @@
 //
 // The files ship embedded (data/, with the license); Load parses one model.
 // The package only parses: the goodput model that uses the gradient
-// statistics lives in package rst.
+// statistics lives in package rst. Who reads it and why apart: see the root
+// package doc, The shipped measurements.
 package pollux
 
 import (

@@ -145,7 +145,7 @@ func TestPoliciesRejectBadState(t *testing.T) {
 // TestPoliciesInTheSimulator replays a window of the shipped Gavel trace
 // under every baseline: the simulator's invariants check their plans.
 func TestPoliciesInTheSimulator(t *testing.T) {
-	truth, err := sim.GavelTruth("v100")
+	truth, err := sim.GavelTruth("V100")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,7 +91,7 @@ func TestGavelSSWithoutUsefulPairs(t *testing.T) {
 // of each model, with the first jobs of a window of Gavel's trace, with
 // and without space sharing (the default predictor).
 func BenchmarkGavelEpoch(b *testing.B) {
-	mix, err := sim.GavelMix("v100:36,p100:36,k80:36")
+	mix, err := sim.GavelMix("V100:36,P100:36,K80:36")
 	if err != nil {
 		b.Fatal(err)
 	}

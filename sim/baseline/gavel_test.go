@@ -196,7 +196,7 @@ func (c spy) Epoch(ctx context.Context, st *elastico.State) (*elastico.Plan, err
 // with space sharing, which must share GPUs) give the same result. The
 // agnostic variants use the K80s; plain Volcano does not.
 func TestMixedClusterInTheSimulator(t *testing.T) {
-	mix, err := sim.GavelMix("v100:8,k80:8")
+	mix, err := sim.GavelMix("V100:8,K80:8")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -336,7 +336,7 @@ func TestPolluxPlacesOnEveryModel(t *testing.T) {
 	want := map[string]string{"A3C": "K80", "Recommendation": "K80", "ResNet-50": "V100", "CycleGAN": "V100"}
 	st := &elastico.State{Now: t0.Add(time.Hour), Cluster: mixCluster(2, 2)}
 	for k, m := range []string{"A3C", "Recommendation", "ResNet-50", "CycleGAN"} {
-		fam, err := rst.GavelFamilyOn(m, "v100", "k80")
+		fam, err := rst.GavelFamilyOn(m, "V100", "K80")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -437,7 +437,7 @@ func TestPolluxInTheSimulator(t *testing.T) {
 		gpu   sim.GPUSpec
 	}{
 		{sim.ShippedPolluxAll, sim.PolluxTruth, sim.T4},
-		{"gavel/0e4a51.trace", func() (*sim.Truth, error) { return sim.GavelTruth("v100") }, sim.V100},
+		{"gavel/0e4a51.trace", func() (*sim.Truth, error) { return sim.GavelTruth("V100") }, sim.V100},
 	} {
 		t.Run(tc.trace, func(t *testing.T) {
 			truth, err := tc.truth()

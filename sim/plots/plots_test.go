@@ -14,7 +14,7 @@ import (
 )
 
 func TestWrite(t *testing.T) {
-	truth, err := sim.GavelTruth("v100")
+	truth, err := sim.GavelTruth("V100")
 	if err != nil {
 		t.Fatal(err)
 	}
