@@ -486,65 +486,36 @@ func TestPlace(t *testing.T) {
 			wantGPUs: [][]elastico.GPURef{{ref(0, 1)}, {ref(0, 0)}, {ref(0, 0)}},
 		},
 		{
-			name:    "Sharing: a loud neighbour is passed over for an empty GPU",
-			cfg:     Config{Sharing: iac.MaxSlowdown(1.2)},
-			cluster: cluster(1, 2, 16, true, 32, 256),
-			items: func() []elastico.PlacementItem {
-				loud, x := item("loud", 1, 0.4, 4), item("x", 1, 0.4, 4)
-				loud.Current = []elastico.GPURef{ref(0, 0)}
-				return []elastico.PlacementItem{loud, x}
-			}(),
+			name:      "Sharing: a loud neighbour is passed over for an empty GPU",
+			cfg:       Config{Sharing: iac.MaxSlowdown(1.2)},
+			cluster:   cluster(1, 2, 16, true, 32, 256),
+			items:     besideLoud("x", 1, false),
 			predictor: fakePredictor{"x|loud": 1.6},
 			wantGPUs:  [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 1)}},
 		},
 		{
-			name:    "without a sharing rule best fit shares the loud GPU",
-			cluster: cluster(1, 2, 16, true, 32, 256),
-			items: func() []elastico.PlacementItem {
-				loud, x := item("loud", 1, 0.4, 4), item("x", 1, 0.4, 4)
-				loud.Current = []elastico.GPURef{ref(0, 0)}
-				return []elastico.PlacementItem{loud, x}
-			}(),
+			name:      "without a sharing rule best fit shares the loud GPU",
+			cluster:   cluster(1, 2, 16, true, 32, 256),
+			items:     besideLoud("x", 1, false),
 			predictor: fakePredictor{"x|loud": 1.6},
 			wantGPUs:  [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 0)}},
 		},
 		{
-			name:    "LoudLastResort: the loud GPU rather than nothing",
-			cfg:     Config{Sharing: iac.MaxSlowdown(1.2), LoudLastResort: true},
-			cluster: cluster(1, 1, 16, true, 32, 256),
-			items: func() []elastico.PlacementItem {
-				loud, x := item("loud", 1, 0.4, 4), item("x", 1, 0.4, 4)
-				loud.Current = []elastico.GPURef{ref(0, 0)}
-				return []elastico.PlacementItem{loud, x}
-			}(),
+			name:      "LoudLastResort: the loud GPU rather than nothing",
+			cfg:       Config{Sharing: iac.MaxSlowdown(1.2), LoudLastResort: true},
+			cluster:   cluster(1, 1, 16, true, 32, 256),
+			items:     besideLoud("x", 1, false),
 			predictor: fakePredictor{"loud|x": 1.6},
 			wantGPUs:  [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 0)}},
 		},
 		{
-			name:    "a request's LoudLastResort: the loud GPU rather than nothing",
-			cfg:     Config{Sharing: iac.MaxSlowdown(1.2)},
-			cluster: cluster(1, 1, 16, true, 32, 256),
-			items: func() []elastico.PlacementItem {
-				loud, x := item("loud", 1, 0.4, 4), item("x", 1, 0.4, 4)
-				loud.Current = []elastico.GPURef{ref(0, 0)}
-				return []elastico.PlacementItem{loud, x}
-			}(),
+			name:       "a request's LoudLastResort: the loud GPU rather than nothing",
+			cfg:        Config{Sharing: iac.MaxSlowdown(1.2)},
+			cluster:    cluster(1, 1, 16, true, 32, 256),
+			items:      besideLoud("x", 1, false),
 			predictor:  fakePredictor{"loud|x": 1.6},
 			lastResort: true,
 			wantGPUs:   [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 0)}},
-		},
-		{
-			name:    "without LoudLastResort the item waits rather than take the loud GPU",
-			cfg:     Config{Sharing: iac.MaxSlowdown(1.2)},
-			cluster: cluster(1, 1, 16, true, 32, 256),
-			items: func() []elastico.PlacementItem {
-				loud, x := item("loud", 1, 0.4, 4), item("x", 1, 0.4, 4)
-				loud.Current = []elastico.GPURef{ref(0, 0)}
-				return []elastico.PlacementItem{loud, x}
-			}(),
-			predictor:   fakePredictor{"loud|x": 1.6},
-			wantGPUs:    [][]elastico.GPURef{{ref(0, 0)}, nil},
-			wantReasons: []string{"", "a neighbour it may not share with"},
 		},
 		{
 			name:    "LoudProbes: the search stops at the first loud GPU",
@@ -566,55 +537,37 @@ func TestPlace(t *testing.T) {
 			wantGPUs:  [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 1)}, {ref(0, 2)}, {ref(0, 2)}},
 		},
 		{
-			name:    "LoudLastResort: a Quiet item waits rather than take the loud GPU",
-			cfg:     Config{Sharing: iac.MaxSlowdown(1.2), LoudLastResort: true},
-			cluster: cluster(1, 1, 16, true, 32, 256),
-			items: func() []elastico.PlacementItem {
-				loud, x := item("loud", 1, 0.4, 4), item("x", 1, 0.4, 4)
-				loud.Current = []elastico.GPURef{ref(0, 0)}
-				x.Quiet = true
-				return []elastico.PlacementItem{loud, x}
-			}(),
+			name:        "LoudLastResort: a Quiet item waits rather than take the loud GPU",
+			cfg:         Config{Sharing: iac.MaxSlowdown(1.2), LoudLastResort: true},
+			cluster:     cluster(1, 1, 16, true, 32, 256),
+			items:       besideLoud("x", 1, true),
 			predictor:   fakePredictor{"loud|x": 1.6},
 			wantGPUs:    [][]elastico.GPURef{{ref(0, 0)}, nil},
 			wantReasons: []string{"", ReasonLoud + "pairs within 1.2×"},
 		},
 		{
-			name:    "LoudLastResort: a Quiet gang waits rather than take a loud GPU",
-			cfg:     Config{Sharing: iac.MaxSlowdown(1.2), LoudLastResort: true},
-			cluster: cluster(1, 2, 16, true, 32, 256),
-			items: func() []elastico.PlacementItem {
-				loud, g := item("loud", 1, 0.4, 4), item("g", 2, 0.4, 4)
-				loud.Current = []elastico.GPURef{ref(0, 0)}
-				g.Quiet = true
-				return []elastico.PlacementItem{loud, g}
-			}(),
+			name:        "LoudLastResort: a Quiet gang waits rather than take a loud GPU",
+			cfg:         Config{Sharing: iac.MaxSlowdown(1.2), LoudLastResort: true},
+			cluster:     cluster(1, 2, 16, true, 32, 256),
+			items:       besideLoud("g", 2, true),
 			predictor:   fakePredictor{"g|loud": 1.6},
 			wantGPUs:    [][]elastico.GPURef{{ref(0, 0)}, nil},
 			wantReasons: []string{"", ReasonLoud + "pairs within 1.2×"},
 		},
 		{
-			name:    "Sharing: nothing rather than the loud GPU",
-			cfg:     Config{Sharing: iac.MaxSlowdown(1.2)},
-			cluster: cluster(1, 1, 16, true, 32, 256),
-			items: func() []elastico.PlacementItem {
-				loud, x := item("loud", 1, 0.4, 4), item("x", 1, 0.4, 4)
-				loud.Current = []elastico.GPURef{ref(0, 0)}
-				return []elastico.PlacementItem{loud, x}
-			}(),
+			name:        "Sharing: nothing rather than the loud GPU",
+			cfg:         Config{Sharing: iac.MaxSlowdown(1.2)},
+			cluster:     cluster(1, 1, 16, true, 32, 256),
+			items:       besideLoud("x", 1, false),
 			predictor:   fakePredictor{"loud|x": 1.6},
 			wantGPUs:    [][]elastico.GPURef{{ref(0, 0)}, nil},
 			wantReasons: []string{"", ReasonLoud + "pairs within 1.2×"},
 		},
 		{
-			name:    "Sharing: a gang prefers quiet GPUs on its node",
-			cfg:     Config{Sharing: iac.MaxSlowdown(1.2)},
-			cluster: cluster(1, 3, 16, true, 32, 256),
-			items: func() []elastico.PlacementItem {
-				loud, g := item("loud", 1, 0.4, 4), item("g", 2, 0.4, 4)
-				loud.Current = []elastico.GPURef{ref(0, 0)}
-				return []elastico.PlacementItem{loud, g}
-			}(),
+			name:      "Sharing: a gang prefers quiet GPUs on its node",
+			cfg:       Config{Sharing: iac.MaxSlowdown(1.2)},
+			cluster:   cluster(1, 3, 16, true, 32, 256),
+			items:     besideLoud("g", 2, false),
 			predictor: fakePredictor{"g|loud": 1.6},
 			wantGPUs:  [][]elastico.GPURef{{ref(0, 0)}, {ref(0, 1), ref(0, 2)}},
 		},
@@ -856,6 +809,15 @@ func TestSortByKey(t *testing.T) {
 
 // loudThenQuiet: three GPUs, each with a resident; x fits best beside r0,
 // then r1, then r2 (the most memory left).
+// besideLoud returns a running item "loud" on GPU (0, 0) and a new item
+// of the given name and GPUs (Quiet if quiet), both 0.4 SM and 4 GiB.
+func besideLoud(name string, gpus int, quiet bool) []elastico.PlacementItem {
+	loud, x := item("loud", 1, 0.4, 4), item(name, gpus, 0.4, 4)
+	loud.Current = []elastico.GPURef{ref(0, 0)}
+	x.Quiet = quiet
+	return []elastico.PlacementItem{loud, x}
+}
+
 func loudThenQuiet() []elastico.PlacementItem {
 	r0, r1, r2, x := item("r0", 1, 0.3, 8), item("r1", 1, 0.3, 7), item("r2", 1, 0.3, 6), item("x", 1, 0.3, 4)
 	r0.Current = []elastico.GPURef{ref(0, 0)}
