@@ -170,7 +170,10 @@ type finalState struct {
 	// restOn lists the jobs restore put back, by GPU: restHead[g] is the
 	// first entry (1-based, 0: none) of GPU g's list in restJob/restNext.
 	restHead, restJob, restNext []int32
-	cands                       []int32 // repack's waiting jobs
+	cands                       []int32           // repack's waiting jobs
+	emptyGPU, filled            []int32           // backfill's empty GPUs and the jobs it started
+	room                        []elastico.GPURef // emptyFor's scratch
+	maxNode                     int               // the most GPUs a node has
 	repackBuf                   []repackFill
 	uf                          []int32 // revertGroups' union-find over GPUs
 	gain                        []float64
@@ -337,6 +340,7 @@ func (e *epoch) run(ctx context.Context) (*elastico.Plan, error) {
 	e.restore()
 	e.revertGroups()
 	e.hold()
+	e.backfill()
 	return e.plan(), nil
 }
 

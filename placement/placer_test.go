@@ -367,6 +367,19 @@ func TestPlace(t *testing.T) {
 			wantReasons: []string{"", "", "no node has 2 GPUs with 0.50 SM and 4.0 GiB free each, and 2.0 CPU and 8.0 GiB RAM free"},
 		},
 		{
+			// It ran on 4 GPUs of both nodes; shrunk to 2, it keeps
+			// node 1's (its first current GPU's), not one of each.
+			name:    "a spread gang that shrinks stays on one node",
+			cluster: cluster(2, 2, 16, true, 32, 256),
+			items: func() []elastico.PlacementItem {
+				g := item("g", 2, 0.5, 4)
+				g.Job.Spread = true
+				g.Current = []elastico.GPURef{ref(1, 0), ref(0, 0), ref(1, 1), ref(0, 1)}
+				return []elastico.PlacementItem{g}
+			}(),
+			wantGPUs: [][]elastico.GPURef{{ref(1, 0), ref(1, 1)}},
+		},
+		{
 			name:     "SpreadAnyway: a spread gang crosses nodes when no node has room",
 			cfg:      Config{SpreadAnyway: true},
 			cluster:  cluster(2, 2, 16, true, 32, 256),
