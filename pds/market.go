@@ -219,6 +219,10 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string) {
 	js.first = a
 	o := a
 	minShare, gmax := math.Inf(1), 0.0
+	// top is the option of highest goodput so far: a configuration that it
+	// outdoes is no option (rst.Dominates, against the one most likely to
+	// dominate: families list fewer GPUs first).
+	top := int32(-1)
 	for k := lo; k < hi; k++ {
 		p := &job.Profiles[k]
 		if findCur && p.Config.ID == job.Running.ConfigID {
@@ -233,6 +237,9 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string) {
 		}
 		if why != "" {
 			js.infeasible = append(js.infeasible, p.Config.ID+": "+why)
+			continue
+		}
+		if k != js.cur && top >= 0 && outdoes(&job.Profiles[e.optFam[top]], p, e.options[top].Goodput, gscr[k]) {
 			continue
 		}
 		sw := e.cfg.SwitchingCost
@@ -266,6 +273,9 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string) {
 		e.options[o] = elastico.Option{Goodput: gscr[k], Demand: d}
 		e.optFam[o], e.real[o], e.base[o], e.learned[o] = k, d, sw, pen
 		e.optModel[o] = e.modelOf(p)
+		if top < 0 || gscr[k] > e.options[top].Goodput {
+			top = o
+		}
 		o++
 	}
 	js.n = o - a
@@ -330,6 +340,17 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string) {
 		js.keep = e.keepBonus(js, o.Goodput)
 		o.Goodput += js.keep
 	}
+}
+
+// outdoes reports whether q, of goodput gq, makes p, of goodput gp,
+// pointless: rst.Dominates with the goodputs at hand. Left in the market,
+// such a configuration was chosen when the one that outdid it found no
+// room and carried the penalty for it: on Pollux's T4 nodes BERT ran on 8
+// GPUs of two nodes, at three quarters of what 4 GPUs of one node do.
+func outdoes(q, p *elastico.Profile, gq, gp float64) bool {
+	qd, pd := &q.Demand, &p.Demand
+	return gq >= gp && qd.GPUs <= pd.GPUs && qd.SM <= pd.SM && qd.GPUMemory <= pd.GPUMemory &&
+		qd.CPU <= pd.CPU && qd.RAM <= pd.RAM && q.Hardware.GPUModel == p.Hardware.GPUModel
 }
 
 // runningProfile is the index of running job job's profile.
