@@ -75,3 +75,43 @@ func TestBackfillFragmentedNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestNoOutdoneConfiguration: 8 GPUs over two nodes do less than 4 on
+// one (BERT on Pollux's T4 nodes), so the job never runs on 8, however
+// long no node has 4 GPUs free for it.
+func TestNoOutdoneConfiguration(t *testing.T) {
+	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	st := &elastico.State{Now: now}
+	one := trainingFamily("small", 100, 1)
+	for i := range 3 {
+		n := elastico.Node{ID: fmt.Sprintf("n%d", i), CPU: 64, RAM: 256}
+		for k := range 4 {
+			n.GPUs = append(n.GPUs, elastico.GPU{ID: fmt.Sprintf("n%dg%d", i, k), Model: "T4", Memory: 16})
+		}
+		st.Cluster.Nodes = append(st.Cluster.Nodes, n)
+		st.Jobs = append(st.Jobs, elastico.Job{
+			ID: fmt.Sprintf("run%d", i), Profiles: one, ReferenceBatch: 32, Arrival: now.Add(-time.Hour),
+			Running: &elastico.Assignment{ConfigID: "x1", GPUs: []string{n.GPUs[0].ID}},
+		})
+	}
+	bert := trainingFamily("bert", 13, 1, 4, 8)
+	bert[1].Throughput = 50
+	bert[2].Throughput = 37.5 // across nodes
+	st.Jobs = append(st.Jobs, elastico.Job{ID: "bert", Profiles: bert, ReferenceBatch: 32, Arrival: now, Spread: true})
+	s, err := New(Config{Clock: fixedClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for epoch := range 5 {
+		plan, err := s.Epoch(context.Background(), st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPlan(t, st, plan, nil, iac.Limit{})
+		if a := plan.Decisions[len(plan.Decisions)-1].Assignment; a != nil && a.ConfigID == "x8" {
+			t.Fatalf("epoch %d: the job runs on 8 GPUs (%v), which do less than 4", epoch, a.GPUs)
+		}
+		st = apply(st, plan)
+		st.Now = st.Now.Add(time.Minute)
+	}
+}
