@@ -160,7 +160,7 @@ func (w *work) setup(cfg Config, req *elastico.PlacementRequest) error {
 		w.nodes[i] = node{
 			freeCPU: n.CPU, freeRAM: n.RAM,
 			cpuTol: 1e-9 * math.Max(1, n.CPU), ramTol: 1e-9 * math.Max(1, n.RAM),
-			first: g, count: int32(len(n.GPUs)),
+			first: g, count: int32(len(n.GPUs)), empty: int32(len(n.GPUs)),
 		}
 		w.maxNodeGPUs = max(w.maxNodeGPUs, len(n.GPUs))
 		w.capacity[elastico.CPU] += n.CPU

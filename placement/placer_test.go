@@ -367,6 +367,18 @@ func TestPlace(t *testing.T) {
 			wantReasons: []string{"", "", "no node has 2 GPUs with 0.50 SM and 4.0 GiB free each, and 2.0 CPU and 8.0 GiB RAM free"},
 		},
 		{
+			// Of the empty GPUs, one beside a on node 1 rather than node
+			// 0's: node 0 stays whole for a gang.
+			name:    "an empty GPU on the fuller node",
+			cluster: cluster(2, 4, 16, false, 32, 256),
+			items: func() []elastico.PlacementItem {
+				a := item("a", 1, 0.5, 4)
+				a.Current = []elastico.GPURef{ref(1, 0)}
+				return []elastico.PlacementItem{a, item("b", 1, 0.5, 4)}
+			}(),
+			wantGPUs: [][]elastico.GPURef{{ref(1, 0)}, {ref(1, 1)}},
+		},
+		{
 			// It ran on 4 GPUs of both nodes; shrunk to 2, it keeps
 			// node 1's (its first current GPU's), not one of each.
 			name:    "a spread gang that shrinks stays on one node",

@@ -12,9 +12,19 @@ type cand struct {
 	cell     int32
 	loudness float64 // iac.Limit.Excess against the residents; -Inf on an empty GPU
 	score    float64
-	seq      int32 // the last tie-break: scan order
-	loud     bool  // a neighbour it may not share with (loudness > 0)
+	// nodeEmpty is how many GPUs of its node hold nothing: of two equally
+	// good GPUs, the one on the fuller node, so that whole nodes stay free
+	// for gangs (on 4-GPU nodes, one-GPU jobs scattered over the nodes in
+	// cluster order left gangs of 4 no node, and one spread over nodes
+	// runs slower).
+	nodeEmpty int32
+	seq       int32 // the last tie-break: scan order
+	loud      bool  // a neighbour it may not share with (loudness > 0)
 }
+
+// maxEmptyTies bounds how many empty GPUs a search compares by their
+// nodes' emptiness.
+const maxEmptyTies = 64
 
 // findOne returns the best GPU for one replica of item it, or -1; avoided
 // says a GPU with room was passed over because of the Avoid list.
@@ -79,7 +89,7 @@ func (w *work) findOnePass(it int32, d *elastico.Demand, capped, empty bool) (be
 	limit := w.judging()
 	lastResort := w.lastResort(it)
 	fallback, fallbackS := int32(-1), math.Inf(1)
-	rejected, after := 0, 0
+	rejected, after, empties := 0, 0, 0
 	maxLoud := w.maxLoud(it)
 	for {
 		g, cell := c.next()
@@ -128,8 +138,13 @@ func (w *work) findOnePass(it int32, d *elastico.Demand, capped, empty bool) (be
 			}
 		}
 		firstCell = cell
-		cands = append(cands, cand{g: g, score: w.score(g, d), loudness: s, seq: int32(len(cands))})
-		if len(cands) == w.cfg.TieCandidates {
+		if s == math.Inf(-1) {
+			empties++
+		}
+		cands = append(cands, cand{g: g, score: w.score(g, d), loudness: s, nodeEmpty: w.nodes[w.gpus[g].node].empty, seq: int32(len(cands))})
+		// Empty GPUs need no prediction to compare: up to maxEmptyTies of
+		// them, for the fullest node.
+		if len(cands) >= w.cfg.TieCandidates && (empties < len(cands) || len(cands) == maxEmptyTies) {
 			break
 		}
 	}
@@ -172,6 +187,9 @@ func candLess(a, b *cand) bool {
 	}
 	if a.score != b.score {
 		return a.score < b.score
+	}
+	if a.nodeEmpty != b.nodeEmpty {
+		return a.nodeEmpty < b.nodeEmpty
 	}
 	return a.seq < b.seq
 }

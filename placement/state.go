@@ -24,6 +24,7 @@ type node struct {
 	cpuTol, ramTol   float64
 	first, count     int32 // its GPUs are [first, first+count)
 	open             int32 // its GPUs in the index
+	empty            int32 // its GPUs without a resident
 	tried            uint32
 }
 
@@ -109,6 +110,9 @@ func (w *work) commit(it int32, g int32, d *elastico.Demand) {
 	gp.freeSM -= d.SM
 	gp.freeMem -= d.GPUMemory
 	w.res[g*int32(w.cfg.MaxJobsPerGPU)+gp.n] = it
+	if gp.n == 0 {
+		nd.empty--
+	}
 	gp.n++
 	nd.freeCPU -= d.CPU
 	nd.freeRAM -= d.RAM
@@ -124,6 +128,9 @@ func (w *work) uncommit(it int32, g int32, d *elastico.Demand) {
 	k := slices.Index(rs, it)
 	rs[k] = rs[len(rs)-1]
 	gp.n--
+	if gp.n == 0 {
+		nd.empty++
+	}
 	nd.freeCPU += d.CPU
 	nd.freeRAM += d.RAM
 	w.reindex(g)
