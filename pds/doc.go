@@ -81,7 +81,7 @@
 // the job's age, whichever is longer (a job is expected to run as long
 // again as it has, Pollux's assumption), and twice its worth while it has run less than Config.MinRunTime since
 // the epoch that started or changed it (Carry.Since). Deferred running
-// jobs keep their places before waiting jobs are admitted. Four final
+// jobs keep their places before waiting jobs are admitted. Five final
 // passes correct what the market cannot see. repack gives the GPUs of a
 // gang the plan starts to waiting jobs it left out when they are worth
 // more there (the market prices the cluster as a whole; the placer, largest
@@ -92,8 +92,15 @@
 // more to it than to the waiting jobs the plan starts there; revertGroups
 // undoes each group of changes linked through the GPUs they leave and
 // take (a gang giving way so that running jobs grow) that gains less than
-// it costs; and hold keeps every running job where it runs unless the
-// whole plan's displacements gain more than they cost. A pair that
+// it costs; hold keeps every running job where it runs unless the
+// whole plan's displacements gain more than they cost; and backfill
+// starts waiting jobs on the GPUs the plan leaves empty, each under its
+// most valuable configuration that fits one node's empty GPUs (the
+// market prices the capacity as a whole: on 4-GPU nodes with a GPU or
+// two free on each, jobs bid for whole nodes that none had, and GPUs
+// idled while they waited). A configuration that an earlier one of the
+// job's outdoes (rst.Dominates: no more GPUs, no more of anything per
+// replica, no less goodput) is no option at all. A pair that
 // already shares a GPU is split only when the rule for keeping a pair
 // (iac.Sharing.Keep: by value, the two do less than 1 − Margin GPUs' worth
 // of work together) forbids it, not the rule at today's queue: the queue

@@ -23,7 +23,10 @@
 // move (their own GPUs first), then the waiting ones. GPUs whose free capacity
 // falls in the same bucket are ties, broken by the quietest pair with the
 // GPU's residents (by the sharing rule; without one, the lowest predicted
-// slowdown) when the request carries a Predictor.
+// slowdown) when the request carries a Predictor; of empty GPUs, the one on
+// the node with the fewest empty GPUs goes first, so that whole nodes stay
+// free for gangs. A gang that shrinks where it runs keeps GPUs of one node
+// unless it may spread (see [Config.SpreadAnyway]).
 //
 // With a sharing rule ([Config.Sharing], an iac.Limit, or a Predictor that
 // is a [PairJudge]), GPUs beside a resident the rule says an item may not
