@@ -1,6 +1,7 @@
 package pds
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/elastico/elastico"
@@ -56,25 +57,30 @@ func (e *epoch) backfill() {
 			continue
 		}
 		tried++
-		bestK, bestV := int32(-1), 0.0
-		var at []elastico.GPURef
+		// Its options by worth, most first: the first that fits is it.
+		e.bfOpts = e.bfOpts[:0]
 		for o := js.first; o < js.first+js.n; o++ {
 			k := e.optFam[o]
-			p := &js.job.Profiles[k]
-			v, n := e.valueOf(j, k), p.Demand.GPUs
-			if v <= bestV || n > len(e.emptyGPU) {
-				continue
-			}
-			if gs := e.emptyFor(acc, p, js.job.Spread && n > e.maxNode); gs != nil {
-				bestK, bestV, at = k, v, gs
+			if v := e.valueOf(j, k); v > 0 && js.job.Profiles[k].Demand.GPUs <= len(e.emptyGPU) {
+				e.bfOpts = append(e.bfOpts, bfOpt{k, v})
 			}
 		}
-		if bestK < 0 {
-			continue
+		slices.SortStableFunc(e.bfOpts, func(a, b bfOpt) int { return cmp.Compare(b.v, a.v) })
+		for _, c := range e.bfOpts {
+			p := &js.job.Profiles[c.k]
+			if gs := e.emptyFor(acc, p, js.job.Spread && p.Demand.GPUs > e.maxNode); gs != nil {
+				e.startOn(b, acc, j, c.k, gs)
+				break
+			}
 		}
-		e.startOn(b, acc, j, bestK, at)
 	}
 	b.score = e.score(b)
+}
+
+// bfOpt is one of a waiting job's options, by family index, and its worth.
+type bfOpt struct {
+	k int32
+	v float64
 }
 
 // backfillable reports, before backfill builds its account, whether plan b
@@ -119,8 +125,13 @@ func (e *epoch) startOn(b *result, acc *account, j, k int32, gs []elastico.GPURe
 // hold a replica of profile p each, with the node's CPU and RAM for them
 // all, or nil if there are none: unless spread, on the node with the
 // fewest such GPUs that has enough (best fit); spread, the first in order.
+// An empty GPU holds a replica if it is of p's model and has the memory;
+// the checks are acc.add's, without its reasons (formatting them for
+// every GPU passed over was most of an epoch at 20,000 jobs).
 func (e *epoch) emptyFor(acc *account, p *elastico.Profile, spread bool) []elastico.GPURef {
-	need := p.Demand.GPUs
+	d := &p.Demand
+	need := d.GPUs
+	cl := &e.st.Cluster
 	var best []elastico.GPURef
 	bestRoom := 0
 	node, room := -1, e.room[:0]
@@ -128,26 +139,35 @@ func (e *epoch) emptyFor(acc *account, p *elastico.Profile, spread bool) []elast
 		if len(room) < need || best != nil && len(room) >= bestRoom {
 			return
 		}
-		gs := slices.Clone(room[:need])
-		if acc.add(gs, p) == "" {
-			acc.sub(gs, p)
-			best, bestRoom = gs, len(room)
+		if !spread {
+			n := &cl.Nodes[node]
+			k := float64(need)
+			if over(acc.cpu[node]+k*d.CPU, n.CPU) || over(acc.ram[node]+k*d.RAM, n.RAM) {
+				return
+			}
 		}
+		best, bestRoom = slices.Clone(room[:need]), len(room)
 	}
 	for _, g := range e.emptyGPU {
 		r := e.ref(g)
-		one := []elastico.GPURef{r}
-		if acc.add(one, p) != "" {
+		hw := &cl.Nodes[r.Node].GPUs[r.GPU]
+		if over(d.SM, e.overs) || over(d.GPUMemory, hw.Memory) || !p.RunsOn(hw.Model) {
 			continue
 		}
-		acc.sub(one, p)
 		if !spread && r.Node != node {
 			try()
 			node, room = r.Node, room[:0]
 		}
 		room = append(room, r)
 	}
-	try()
+	if len(room) > 0 {
+		try()
+	}
 	e.room = room
+	if best != nil && spread && acc.add(best, p) != "" {
+		return nil // a node's CPU or RAM: acc.add says which
+	} else if best != nil && spread {
+		acc.sub(best, p)
+	}
 	return best
 }

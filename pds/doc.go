@@ -98,9 +98,7 @@
 // most valuable configuration that fits one node's empty GPUs (the
 // market prices the capacity as a whole: on 4-GPU nodes with a GPU or
 // two free on each, jobs bid for whole nodes that none had, and GPUs
-// idled while they waited). A configuration that an earlier one of the
-// job's outdoes (rst.Dominates: no more GPUs, no more of anything per
-// replica, no less goodput) is no option at all. A pair that
+// idled while they waited). A pair that
 // already shares a GPU is split only when the rule for keeping a pair
 // (iac.Sharing.Keep: by value, the two do less than 1 − Margin GPUs' worth
 // of work together) forbids it, not the rule at today's queue: the queue

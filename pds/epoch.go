@@ -173,6 +173,7 @@ type finalState struct {
 	cands                       []int32           // repack's waiting jobs
 	emptyGPU, filled            []int32           // backfill's empty GPUs and the jobs it started
 	room                        []elastico.GPURef // emptyFor's scratch
+	bfOpts                      []bfOpt           // backfill's scratch
 	maxNode                     int               // the most GPUs a node has
 	repackBuf                   []repackFill
 	uf                          []int32 // revertGroups' union-find over GPUs

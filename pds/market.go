@@ -109,9 +109,8 @@ func (e *epoch) buildOptions() {
 		ch, summary = nil, "the cluster cannot be summarized: "+cherr.Error()
 	}
 	chunk.Do(n, chunk.Count(n), func(_, lo, hi int) {
-		var front frontier // each goroutine's
 		for j := lo; j < hi; j++ {
-			e.jobOptions(j, ch, summary, &front)
+			e.jobOptions(j, ch, summary)
 		}
 	})
 }
@@ -186,10 +185,10 @@ func (e *epoch) holdForWaiting() {
 }
 
 // jobOptions makes job j's options (see buildMarket) and fills its
-// jobState but for the bidder; front is the caller's scratch. ch is the cluster's feasibility checker;
+// jobState but for the bidder. ch is the cluster's feasibility checker;
 // if it is nil, unfit says why there is none. It writes only job j's state
 // and slots: it runs on several goroutines.
-func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string, front *frontier) {
+func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string) {
 	js := &e.jobs[j]
 	job := js.job
 	a, b := e.famOff[j], e.famOff[j+1]
@@ -220,8 +219,6 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string, front *frontier
 	js.first = a
 	o := a
 	minShare, gmax := math.Inf(1), 0.0
-	// A configuration that an option before it outdoes is no option.
-	front.n = 0
 	for k := lo; k < hi; k++ {
 		p := &job.Profiles[k]
 		if findCur && p.Config.ID == job.Running.ConfigID {
@@ -236,9 +233,6 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string, front *frontier
 		}
 		if why != "" {
 			js.infeasible = append(js.infeasible, p.Config.ID+": "+why)
-			continue
-		}
-		if k != js.cur && front.outdone(p, gscr[k]) {
 			continue
 		}
 		sw := e.cfg.SwitchingCost
@@ -272,7 +266,6 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string, front *frontier
 		e.options[o] = elastico.Option{Goodput: gscr[k], Demand: d}
 		e.optFam[o], e.real[o], e.base[o], e.learned[o] = k, d, sw, pen
 		e.optModel[o] = e.modelOf(p)
-		front.add(p, gscr[k])
 		o++
 	}
 	js.n = o - a
@@ -336,44 +329,6 @@ func (e *epoch) jobOptions(j int, ch *rst.Checker, unfit string, front *frontier
 		o := &e.options[js.curOpt]
 		js.keep = e.keepBonus(js, o.Goodput)
 		o.Goodput += js.keep
-	}
-}
-
-// frontier is what jobOptions keeps of a job's options so far to find
-// the configurations one of them outdoes (rst.Dominates, with the
-// goodputs at hand): no more GPUs, no more SM, memory, CPU or RAM per
-// replica, the same GPU model, and no less goodput. Left in the market,
-// such a configuration was chosen when the one that outdid it found no
-// room and carried the penalty for it: on Pollux's T4 nodes BERT ran on 8
-// GPUs of two nodes, at three quarters of what 4 GPUs of one node do. It
-// holds the first maxFrontier options, on the stack (jobOptions runs on
-// several goroutines); a later one outdoes none.
-type frontier struct {
-	n     int
-	g     [maxFrontier]float64
-	d     [maxFrontier]elastico.Demand
-	model [maxFrontier]string
-}
-
-const maxFrontier = 32
-
-// outdone reports whether an option of f outdoes p, of goodput g.
-func (f *frontier) outdone(p *elastico.Profile, g float64) bool {
-	pd := &p.Demand
-	for i := range f.n {
-		if qd := &f.d[i]; f.g[i] >= g && qd.GPUs <= pd.GPUs && qd.SM <= pd.SM && qd.GPUMemory <= pd.GPUMemory &&
-			qd.CPU <= pd.CPU && qd.RAM <= pd.RAM && f.model[i] == p.Hardware.GPUModel {
-			return true
-		}
-	}
-	return false
-}
-
-// add keeps option p, of goodput g, if there is room.
-func (f *frontier) add(p *elastico.Profile, g float64) {
-	if f.n < maxFrontier {
-		f.g[f.n], f.d[f.n], f.model[f.n] = g, p.Demand, p.Hardware.GPUModel
-		f.n++
 	}
 }
 
