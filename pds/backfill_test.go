@@ -1,7 +1,6 @@
 package pds
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -50,14 +49,7 @@ func TestBackfillFragmentedNodes(t *testing.T) {
 		ID: "new", Profiles: trainingFamily("big", 100, 1, 2, 4), ReferenceBatch: 32, Arrival: now,
 		Spread: true, // allowed, but no node is too small for it: it stays on one
 	})
-	s, err := New(Config{Clock: fixedClock()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := s.Epoch(context.Background(), st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := epochOnce(t, st)
 	checkPlan(t, st, plan, nil, iac.Limit{})
 	d := plan.Decisions[len(plan.Decisions)-1]
 	if d.Assignment == nil {

@@ -1,6 +1,7 @@
 package pds
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -98,6 +99,21 @@ func randomState(r *rand.Rand, nodes, jobs int) *elastico.State {
 		st.Jobs = append(st.Jobs, j)
 	}
 	return st
+}
+
+// epochOnce is the plan of a fresh scheduler with every default (and a
+// fixed clock) for st.
+func epochOnce(t *testing.T, st *elastico.State) *elastico.Plan {
+	t.Helper()
+	s, err := New(Config{Clock: fixedClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := s.Epoch(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
 }
 
 // apply returns the State after a host applied plan to st: every decision's
