@@ -171,7 +171,7 @@ type finalState struct {
 	// first entry (1-based, 0: none) of GPU g's list in restJob/restNext.
 	restHead, restJob, restNext []int32
 	cands                       []int32           // repack's waiting jobs
-	emptyGPU, filled            []int32           // backfill's empty GPUs and the jobs it started
+	emptyGPU                    []int32           // backfill's empty GPUs
 	room                        []elastico.GPURef // emptyFor's scratch
 	bfOpts                      []bfOpt           // backfill's scratch
 	maxNode                     int               // the most GPUs a node has
