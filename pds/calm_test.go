@@ -112,3 +112,50 @@ func TestCalmKeepsAStoppedJobStopped(t *testing.T) {
 		t.Errorf("after a change the stopped job does not start: %v", p.Actions)
 	}
 }
+
+// TestCalmHoldsAgainstAStartBesideIt: a settled job stays while nothing
+// changes even where the plan would start another job on its node's other
+// GPU whose CPU leaves it no room to go back (groups of changes are linked
+// by GPUs; the node's CPU links them too).
+func TestCalmHoldsAgainstAStartBesideIt(t *testing.T) {
+	light := plainJob("light", 1, 1, 10, 100, day0)
+	light.Profiles[0].Demand.CPU = 3
+	heavy := plainJob("heavy", 1, 1, 10, 100, day0)
+	heavy.Weight = 5
+	heavy.Profiles[0].Demand.CPU = 2
+	wide := plainJob("wide", 1, 1, 10, 100, day0)
+	wide.Weight = 5
+	wide.Profiles[0].Demand.CPU = 2
+	start := day0.Add(time.Hour)
+	light.Running = &elastico.Assignment{ConfigID: light.Profiles[0].Config.ID, GPUs: []string{"n0-g0"}}
+	jobs := []elastico.Job{light, heavy, wide}
+	calm := elastico.Calm{Since: start, Jobs: len(jobs)}
+	for i := range jobs {
+		calm.Digest += idHash(jobs[i].ID)
+	}
+	n0 := node("n0", 2, 16)
+	n0.CPU = 4 // light fits beside neither
+	s, err := New(Config{Clock: fixedClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	epoch := func(c elastico.Calm) *elastico.Plan {
+		t.Helper()
+		st := &elastico.State{Now: start.Add(10 * time.Minute), Cluster: cluster(n0), Jobs: jobs,
+			Carry: elastico.Carry{Since: map[string]time.Time{"light": start}, Calm: c}}
+		p, err := s.Epoch(context.Background(), st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := epoch(calm)
+	if d := p.Decisions[0]; d.Assignment == nil || len(d.Assignment.GPUs) != 1 || d.Assignment.GPUs[0] != "n0-g0" {
+		t.Errorf("settled job displaced with nothing changed: %+v, actions %v", d.Assignment, p.Actions)
+	}
+	// After a change the market's plan stands: heavy and wide are worth more.
+	p = epoch(elastico.Calm{})
+	if p.Decisions[0].Assignment != nil || p.Decisions[1].Assignment == nil || p.Decisions[2].Assignment == nil {
+		t.Errorf("after a change, heavy and wide do not take the node: %v", p.Actions)
+	}
+}

@@ -92,7 +92,8 @@
 // more to it than to the waiting jobs the plan starts there; revertGroups
 // undoes each group of changes linked through the GPUs they leave and
 // take (a gang giving way so that running jobs grow) that gains less than
-// it costs; hold keeps every running job where it runs unless the
+// it costs, and links a group with every change on a node where its jobs
+// would not fit back for the CPU or RAM another group took; hold keeps every running job where it runs unless the
 // whole plan's displacements gain more than they cost; and backfill
 // starts waiting jobs on the GPUs the plan leaves empty, each under its
 // most valuable configuration that fits one node's empty GPUs (the

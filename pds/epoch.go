@@ -177,6 +177,7 @@ type finalState struct {
 	maxNode                     int               // the most GPUs a node has
 	repackBuf                   []repackFill
 	uf                          []int32 // revertGroups' union-find over GPUs
+	tight                       []int32 // revertGroups' nodes on which a group did not fit back
 	gain                        []float64
 	blocked, calmed, held       []bool
 	same                        []bool // per job: runs in the best plan as the State has it (see plan)

@@ -257,24 +257,56 @@ func (e *epoch) loudBeside(b *result, j, k int32) bool {
 // plan b that gains less than it costs. A group is the changed jobs (the
 // running jobs b preempts, moves or reshapes, and the waiting jobs it
 // starts) linked through the GPUs they leave or take: undoing a group
-// gives each of its GPUs back exactly the jobs it holds now, so it always
-// fits. It gains what the group's running jobs are worth where they run
-// (value and keepBonus) less what all its jobs are worth in b. restore
-// undoes single displacements; a reshuffle in which a gang gives way so
-// that running jobs grow onto its GPUs links them all, and only a group
-// can weigh it.
+// gives each of its GPUs back exactly the jobs it holds now. It gains what
+// the group's running jobs are worth where they run (value and keepBonus)
+// less what all its jobs are worth in b. restore undoes single
+// displacements; a reshuffle in which a gang gives way so that running
+// jobs grow onto its GPUs links them all, and only a group can weigh it.
+//
+// Groups share their nodes' CPU and RAM, which GPUs do not link: a group
+// whose running jobs no longer fit where they ran, because another group
+// took the node's CPU, is linked with every change on those nodes and
+// weighed again (at most maxRevertRounds times), so that a calm undo is
+// not lost to a start beside it.
 func (e *epoch) revertGroups() {
 	if e.cfg.Pinned {
 		return
 	}
 	b := &e.best
-	if !e.linkChanges(b) {
-		return
+	e.tight = e.tight[:0]
+	reverted := false
+	for range maxRevertRounds {
+		if !e.linkChanges(b) {
+			break
+		}
+		for _, n := range e.tight {
+			first := e.nodeFirst[n]
+			for k := range e.st.Cluster.Nodes[n].GPUs {
+				e.union(first, first+int32(k))
+			}
+		}
+		tight := len(e.tight)
+		reverted = e.revertRound(b) || reverted
+		if len(e.tight) == tight {
+			break
+		}
 	}
+	if reverted {
+		b.score = e.score(b)
+	}
+}
+
+// maxRevertRounds bounds how often revertGroups links groups by node and
+// weighs them again; each round links at least one more node.
+const maxRevertRounds = 3
+
+// revertRound weighs the groups e.uf links and undoes those that are to be
+// undone. It adds to e.tight the nodes of each such group that did not fit
+// back, and reports whether it undid any.
+func (e *epoch) revertRound(b *result) bool {
 	e.weighGroups(b)
 	// Undo the groups that gain or move a settled job, if their jobs as
-	// before are not loud and fit (a group shares its nodes' CPU and RAM
-	// with the others).
+	// before are not loud and fit.
 	if e.memo.on() && len(e.sqOff) > 0 {
 		for g := range int32(e.ngpu) {
 			root := e.find(g)
@@ -307,11 +339,21 @@ func (e *epoch) revertGroups() {
 		if e.gain[r] <= 0 {
 			why = calmReason
 		}
-		reverted = e.undoGroup(b, acc, group, why) || reverted
+		if e.undoGroup(b, acc, group, why) {
+			reverted = true
+			continue
+		}
+		for _, j := range group {
+			if js := &e.jobs[j]; js.running {
+				for _, g := range js.curGPUs {
+					if !slices.Contains(e.tight, int32(g.Node)) {
+						e.tight = append(e.tight, int32(g.Node))
+					}
+				}
+			}
+		}
 	}
-	if reverted {
-		b.score = e.score(b)
-	}
+	return reverted
 }
 
 // linkChanges lists plan b's changed jobs in e.displaced (the running jobs
