@@ -67,3 +67,43 @@ func TestBackfillFragmentedNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestBackfillWhatTheMarketFreed: two 4-GPU nodes, each held whole by a
+// job that gains little from its last two GPUs. The market shrinks both
+// for a newcomer worth most on four, which no node then has; the GPUs it
+// freed go to the newcomer on two GPUs of one node, not back to the job
+// that gave them up, also once the newcomer has waited long enough to
+// have GPUs held for it.
+func TestBackfillWhatTheMarketFreed(t *testing.T) {
+	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	st := &elastico.State{}
+	for i := range 2 {
+		n := elastico.Node{ID: fmt.Sprintf("n%d", i), CPU: 64, RAM: 256}
+		for k := range 4 {
+			n.GPUs = append(n.GPUs, elastico.GPU{ID: fmt.Sprintf("n%dg%d", i, k), Model: "T4", Memory: 16})
+		}
+		st.Cluster.Nodes = append(st.Cluster.Nodes, n)
+	}
+	sublinear := trainingFamily("sublinear", 100, 1, 2, 4)
+	sublinear[1].Throughput, sublinear[2].Throughput = 120, 144 // 0.6 of linear per doubling
+	for i := range 2 {
+		st.Jobs = append(st.Jobs, elastico.Job{
+			ID: fmt.Sprintf("run%d", i), Profiles: sublinear, ReferenceBatch: 32, Arrival: now,
+			Running: &elastico.Assignment{ConfigID: "x4", GPUs: []string{fmt.Sprintf("n%dg0", i), fmt.Sprintf("n%dg1", i), fmt.Sprintf("n%dg2", i), fmt.Sprintf("n%dg3", i)}},
+		})
+	}
+	st.Jobs = append(st.Jobs, elastico.Job{ID: "new", Profiles: trainingFamily("linear", 100, 1, 2, 4), ReferenceBatch: 32, Arrival: now})
+	for _, waited := range []time.Duration{time.Minute, 2 * DefaultReserveAfter} {
+		st.Now = now.Add(waited)
+		plan := epochOnce(t, st)
+		checkPlan(t, st, plan, nil, iac.Limit{})
+		d := plan.Decisions[2]
+		if d.Assignment == nil {
+			t.Errorf("after %v the new job waits (%v) though the market shrank a job for it", waited, d.Status)
+			continue
+		}
+		if gs := d.Assignment.GPUs; len(gs) != 2 || gs[0][:2] != gs[1][:2] {
+			t.Errorf("after %v the new job runs on %v, want two GPUs of one node", waited, gs)
+		}
+	}
+}

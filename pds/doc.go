@@ -83,24 +83,25 @@
 // the epoch that started or changed it (Carry.Since). Deferred running
 // jobs keep their places before waiting jobs are admitted. Five final
 // passes correct what the market cannot see. repack gives the GPUs of a
-// gang the plan starts to waiting jobs it left out when they are worth
-// more there (the market prices the cluster as a whole; the placer, largest
-// first, may give a gang a node whole). The other three weigh the plan's
-// displacements against a running job's worth: restore puts back each
-// displaced running job (under
-// its configuration, or another on the same GPUs) whose GPUs are worth
-// more to it than to the waiting jobs the plan starts there; revertGroups
-// undoes each group of changes linked through the GPUs they leave and
-// take (a gang giving way so that running jobs grow) that gains less than
-// it costs, and links a group with every change on a node where its jobs
-// would not fit back for the CPU or RAM another group took; hold keeps every running job where it runs unless the
-// whole plan's displacements gain more than they cost; and backfill
-// starts waiting jobs on the GPUs the plan leaves empty, each under its
-// most valuable configuration that fits one node's empty GPUs (the
-// market prices the capacity as a whole: on 4-GPU nodes with a GPU or
-// two free on each, jobs bid for whole nodes that none had, and GPUs
-// idled while they waited). A pair that
-// already shares a GPU is split only when the rule for keeping a pair
+// gang the plan starts to waiting jobs it left out when they are worth more
+// there (the market prices the cluster as a whole; the placer, largest
+// first, may give a gang a node whole). backfill starts the jobs the market
+// could not place on the GPUs it freed for them, each under its most
+// valuable configuration that fits one node's empty GPUs (the market prices
+// the capacity as a whole: on 4-GPU nodes with a GPU or two free on each,
+// jobs bid for whole nodes that none had, and GPUs idled while they
+// waited). The next three weigh the plan's displacements against a running
+// job's worth: restore puts back each displaced running job (under its
+// configuration, or another on the same GPUs) whose GPUs are worth more to
+// it than to the jobs the plan starts there; revertGroups undoes each group
+// of changes linked through the GPUs they leave and take (a gang giving way
+// so that running jobs grow) that gains less than it costs, and links a
+// group with every change on a node where its jobs would not fit back for
+// the CPU or RAM another group took; hold keeps every running job where it
+// runs unless the whole plan's displacements gain more than they cost.
+// backfill then starts waiting jobs on the GPUs the passes left empty.
+//
+// A pair that already shares a GPU is split only when the rule for keeping a pair
 // (iac.Sharing.Keep: by value, the two do less than 1 − Margin GPUs' worth
 // of work together) forbids it, not the rule at today's queue: the queue
 // that a start shrank would otherwise tighten the rule under the pair it
