@@ -31,9 +31,11 @@ const maxBackfillCandidates = 256
 // Pollux-like peer's 96.5 % (Pollux's trace on 512 GPUs at load 1.5; 95.8 %
 // with backfill).
 //
-// It runs twice. First on the market's plan, before restore: the GPUs
-// the market freed by shrinking running jobs for a job it could not place
-// go to the jobs left out, and restore then weighs each shrunk job's GPUs
+// It runs twice. First on the market's plan, before restore, for the
+// jobs the market chose and the placer found no room for (code
+// Unplaceable; not those the market left out, which keeps the pass cheap
+// where thousands wait): the GPUs the market freed by shrinking running
+// jobs for them go to them, and restore then weighs each shrunk job's GPUs
 // against them; run only last, restore gave them back for nothing in the
 // way, and a sixth of the jobs waited an epoch or more (same trace: 0.985×
 // of the peer's average JCT against 0.972×, 20 seeds). Then on the final
@@ -43,9 +45,9 @@ const maxBackfillCandidates = 256
 //
 // A job that has settled in a calm cluster (calmSettled) is left waiting,
 // so that a calm cluster still reaches its fixed point.
-func (e *epoch) backfill() {
+func (e *epoch) backfill(onlyUnplaced bool) {
 	b := &e.best
-	if !e.emptyGPUs(b) {
+	if !e.emptyGPUs(b, onlyUnplaced) {
 		return
 	}
 	acc := e.accountOf(b)
@@ -59,7 +61,7 @@ func (e *epoch) backfill() {
 			break
 		}
 		js := &e.jobs[j]
-		if b.gpus[j] != nil || js.n == 0 || e.calmSettled(j) {
+		if b.gpus[j] != nil || js.n == 0 || onlyUnplaced && b.code[j] != elastico.Unplaceable || e.calmSettled(j) {
 			continue
 		}
 		tried++
@@ -90,13 +92,14 @@ type bfOpt struct {
 }
 
 // emptyGPUs reports whether plan b leaves a GPU empty, not held for a
-// job, while a job it may start waits, and lists the empty GPUs in
-// e.emptyGPU, by number (a node's together). It needs no account: at
-// scale, most epochs have no such GPU.
-func (e *epoch) emptyGPUs(b *result) bool {
+// job, while a job it may start waits (only one the placer found no room
+// for, if onlyUnplaced), and lists the empty GPUs in e.emptyGPU, by
+// number (a node's together). It needs no account: at scale, most epochs
+// have no such GPU.
+func (e *epoch) emptyGPUs(b *result, onlyUnplaced bool) bool {
 	waits := false
 	for _, j := range e.waiting {
-		if b.gpus[j] == nil && e.jobs[j].n > 0 {
+		if b.gpus[j] == nil && e.jobs[j].n > 0 && (!onlyUnplaced || b.code[j] == elastico.Unplaceable) {
 			waits = true
 			break
 		}

@@ -339,11 +339,11 @@ func (e *epoch) run(ctx context.Context) (*elastico.Plan, error) {
 		return nil, err
 	}
 	e.repack()
-	e.backfill() // the GPUs the market freed for jobs it could not place
+	e.backfill(true) // the GPUs the market freed for jobs the placer found no room for
 	e.restore()
 	e.revertGroups()
 	e.hold()
-	e.backfill() // the GPUs the passes left empty
+	e.backfill(false) // the GPUs the passes left empty
 	return e.plan(), nil
 }
 
