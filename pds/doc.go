@@ -101,9 +101,9 @@
 // runs unless the whole plan's displacements gain more than they cost.
 // backfill then starts waiting jobs on the GPUs the passes left empty.
 //
-// A pair that already shares a GPU is split only when the rule for keeping a pair
-// (iac.Sharing.Keep: by value, the two do less than 1 − Margin GPUs' worth
-// of work together) forbids it, not the rule at today's queue: the queue
+// A pair that already shares a GPU is split only when the rule for
+// keeping a pair (iac.Sharing.Keep: by value, the two do less than
+// 1 − Margin GPUs' worth of work together) forbids it, not the rule at today's queue: the queue
 // that a start shrank would otherwise tighten the rule under the pair it
 // made, split it, and start it again an epoch later, and corrections
 // learned from a few percent noisy observations would split and join a
