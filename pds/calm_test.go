@@ -50,24 +50,8 @@ func TestCalmHoldsSettledJobs(t *testing.T) {
 	start := day0.Add(time.Hour)
 	light.Running = &elastico.Assignment{ConfigID: light.Profiles[0].Config.ID, GPUs: []string{"n0-g0"}}
 	jobs := []elastico.Job{light, heavy}
-	calm := elastico.Calm{Since: start, Jobs: len(jobs)}
-	for i := range jobs {
-		calm.Digest += idHash(jobs[i].ID)
-	}
-	s, err := New(Config{Clock: fixedClock()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	epoch := func(c elastico.Calm) *elastico.Plan {
-		t.Helper()
-		st := &elastico.State{Now: start.Add(10 * time.Minute), Cluster: cluster(node("n0", 1, 16)), Jobs: jobs,
-			Carry: elastico.Carry{Since: map[string]time.Time{"light": start}, Calm: c}}
-		p, err := s.Epoch(context.Background(), st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	calm := calmOf(start, jobs)
+	epoch := calmEpochs(t, cluster(node("n0", 1, 16)), jobs, start.Add(10*time.Minute), map[string]time.Time{"light": start})
 	p := epoch(calm)
 	if len(p.Actions) > 0 {
 		t.Errorf("settled job displaced with nothing changed: %v", p.Actions)
@@ -90,21 +74,8 @@ func TestCalmKeepsAStoppedJobStopped(t *testing.T) {
 	stopped := plainJob("stopped", 1, 1, 10, 100, day0)
 	start := day0.Add(time.Hour)
 	jobs := []elastico.Job{stopped}
-	calm := elastico.Calm{Since: start, Jobs: 1, Digest: idHash("stopped")}
-	s, err := New(Config{Clock: fixedClock()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	epoch := func(c elastico.Calm) *elastico.Plan {
-		t.Helper()
-		st := &elastico.State{Now: start.Add(time.Minute), Cluster: cluster(node("n0", 1, 16)), Jobs: jobs,
-			Carry: elastico.Carry{Since: map[string]time.Time{"stopped": start}, Calm: c}}
-		p, err := s.Epoch(context.Background(), st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	calm := calmOf(start, jobs)
+	epoch := calmEpochs(t, cluster(node("n0", 1, 16)), jobs, start.Add(time.Minute), map[string]time.Time{"stopped": start})
 	if p := epoch(calm); len(p.Actions) > 0 || !strings.Contains(p.Decisions[0].Status.String(), "nothing has changed") {
 		t.Errorf("a job stopped since the last change: actions %v, status %q; want none, and why", p.Actions, p.Decisions[0].Status)
 	}
@@ -129,26 +100,10 @@ func TestCalmHoldsAgainstAStartBesideIt(t *testing.T) {
 	start := day0.Add(time.Hour)
 	light.Running = &elastico.Assignment{ConfigID: light.Profiles[0].Config.ID, GPUs: []string{"n0-g0"}}
 	jobs := []elastico.Job{light, heavy, wide}
-	calm := elastico.Calm{Since: start, Jobs: len(jobs)}
-	for i := range jobs {
-		calm.Digest += idHash(jobs[i].ID)
-	}
 	n0 := node("n0", 2, 16)
 	n0.CPU = 4 // light fits beside neither
-	s, err := New(Config{Clock: fixedClock()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	epoch := func(c elastico.Calm) *elastico.Plan {
-		t.Helper()
-		st := &elastico.State{Now: start.Add(10 * time.Minute), Cluster: cluster(n0), Jobs: jobs,
-			Carry: elastico.Carry{Since: map[string]time.Time{"light": start}, Calm: c}}
-		p, err := s.Epoch(context.Background(), st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	calm := calmOf(start, jobs)
+	epoch := calmEpochs(t, cluster(n0), jobs, start.Add(10*time.Minute), map[string]time.Time{"light": start})
 	p := epoch(calm)
 	if d := p.Decisions[0]; d.Assignment == nil || len(d.Assignment.GPUs) != 1 || d.Assignment.GPUs[0] != "n0-g0" {
 		t.Errorf("settled job displaced with nothing changed: %+v, actions %v", d.Assignment, p.Actions)
@@ -157,5 +112,33 @@ func TestCalmHoldsAgainstAStartBesideIt(t *testing.T) {
 	p = epoch(elastico.Calm{})
 	if p.Decisions[0].Assignment != nil || p.Decisions[1].Assignment == nil || p.Decisions[2].Assignment == nil {
 		t.Errorf("after a change, heavy and wide do not take the node: %v", p.Actions)
+	}
+}
+
+// calmOf is the Carry.Calm of an epoch at since that saw jobs: the jobs
+// have not changed since.
+func calmOf(since time.Time, jobs []elastico.Job) elastico.Calm {
+	c := elastico.Calm{Since: since, Jobs: len(jobs)}
+	for i := range jobs {
+		c.Digest += idHash(jobs[i].ID)
+	}
+	return c
+}
+
+// calmEpochs returns the plan of one scheduler for jobs on cl at now, with
+// Carry.Since as given and the Calm of the caller's choosing.
+func calmEpochs(t *testing.T, cl elastico.Cluster, jobs []elastico.Job, now time.Time, since map[string]time.Time) func(elastico.Calm) *elastico.Plan {
+	s, err := New(Config{Clock: fixedClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(c elastico.Calm) *elastico.Plan {
+		t.Helper()
+		st := &elastico.State{Now: now, Cluster: cl, Jobs: jobs, Carry: elastico.Carry{Since: since, Calm: c}}
+		p, err := s.Epoch(context.Background(), st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
 }
