@@ -172,6 +172,7 @@ type finalState struct {
 	restHead, restJob, restNext []int32
 	cands                       []int32           // repack's waiting jobs
 	emptyGPU                    []int32           // backfill's empty GPUs
+	bfJobs                      []int32           // backfill's jobs to try
 	room                        []elastico.GPURef // emptyFor's scratch
 	bfOpts                      []bfOpt           // backfill's scratch
 	maxNode                     int               // the most GPUs a node has
