@@ -12,15 +12,15 @@ import (
 // ones in admission order. Each try scans the nodes with empty GPUs.
 const maxBackfillCandidates = 256
 
-// backfill starts waiting jobs that plan e.best leaves out on the GPUs it
-// leaves empty, as a backfill scheduler does: in admission order, each
+// backfill starts jobs that plan e.best leaves out on the GPUs it leaves
+// empty, as a backfill scheduler does: in admission order, each
 // under its most valuable configuration that fits on empty GPUs of one
 // node (several nodes only for a job that allows Spread and is larger
 // than any node), not held for another job. It displaces no one and
-// shares no GPU. (Starting each under its fewest GPUs instead, so that more could
-// start, left jobs on one GPU that the market then had to restart to
-// grow: on Pollux's trace at 512 GPUs and load 1.5, the average JCT was
-// 1.01× longer, 20 seeds.)
+// shares no GPU. (Starting each under its fewest GPUs instead, so that
+// more could start, left jobs on one GPU that the market then had to
+// restart to grow: on Pollux's trace at 512 GPUs and load 1.5, the
+// average JCT was 1.01× longer, 20 seeds.)
 //
 // The market prices the cluster's capacity as a whole, and its choice for
 // a waiting job may need GPUs that no node has together: on 4-GPU nodes
@@ -101,8 +101,8 @@ type bfOpt struct {
 // for, if onlyUnplaced), and lists the empty GPUs in e.emptyGPU, by
 // number (a node's together), and the jobs to try in e.bfJobs: unless
 // onlyUnplaced, the running jobs b leaves out for want of room, then the
-// waiting ones. It needs no account: at scale, most epochs
-// have no such GPU.
+// waiting ones. It needs no account: at scale, most epochs have no such
+// GPU.
 func (e *epoch) emptyGPUs(b *result, onlyUnplaced bool) bool {
 	e.bfJobs = e.bfJobs[:0]
 	for j := range e.jobs {
