@@ -65,10 +65,10 @@ func (e *epoch) backfill(onlyUnplaced bool) {
 		if len(e.emptyGPU) == 0 || tried == maxBackfillCandidates {
 			break
 		}
-		js := &e.jobs[j]
-		if b.gpus[j] != nil || js.n == 0 || onlyUnplaced && b.code[j] != elastico.Unplaceable || e.calmSettled(j) {
+		if e.calmSettled(j) {
 			continue
 		}
+		js := &e.jobs[j]
 		tried++
 		// Its options by worth, most first: the first that fits is it.
 		e.bfOpts = e.bfOpts[:0]
@@ -99,10 +99,10 @@ type bfOpt struct {
 // emptyGPUs reports whether plan b leaves a GPU empty, not held for a
 // job, while a job it may start waits (only one the placer found no room
 // for, if onlyUnplaced), and lists the empty GPUs in e.emptyGPU, by
-// number (a node's together), and the jobs to try in e.bfJobs: unless
-// onlyUnplaced, the running jobs b leaves out for want of room, then the
-// waiting ones. It needs no account: at scale, most epochs have no such
-// GPU.
+// number (a node's together), and the jobs it may start in e.bfJobs:
+// unless onlyUnplaced, the running jobs b leaves out for want of room,
+// then the waiting ones. It needs no account: at scale, most epochs have
+// no such GPU.
 func (e *epoch) emptyGPUs(b *result, onlyUnplaced bool) bool {
 	e.bfJobs = e.bfJobs[:0]
 	for j := range e.jobs {
@@ -110,17 +110,14 @@ func (e *epoch) emptyGPUs(b *result, onlyUnplaced bool) bool {
 			e.bfJobs = append(e.bfJobs, int32(j))
 		}
 	}
-	waits := len(e.bfJobs) > 0
 	for _, j := range e.waiting {
 		if b.gpus[j] == nil && e.jobs[j].n > 0 && (!onlyUnplaced || b.code[j] == elastico.Unplaceable) {
-			waits = true
-			break
+			e.bfJobs = append(e.bfJobs, j)
 		}
 	}
-	if !waits {
+	if len(e.bfJobs) == 0 {
 		return false
 	}
-	e.bfJobs = append(e.bfJobs, e.waiting...)
 	e.fill = slab.Zeroed(e.fill, e.ngpu)
 	for j := range e.jobs {
 		for _, r := range b.gpus[j] {
