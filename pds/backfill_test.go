@@ -24,10 +24,12 @@ func trainingFamily(name string, perGPU float64, counts ...int) []elastico.Profi
 	return fam
 }
 
-// TestBackfillFragmentedNodes: two 4-GPU nodes, each with two GPUs taken.
-// The waiting job is worth most on four GPUs, which the cluster has free
-// but no node has together: it starts on two GPUs of one node rather than
-// wait for a node that may never free up.
+// TestBackfillFragmentedNodes: two 4-GPU nodes, with two GPUs taken on
+// one and three on the other. The waiting job is worth most on four GPUs,
+// which no node has together, and no node can be emptied for it (the
+// other has too few free GPUs for the jobs it would move): it starts on
+// two GPUs of one node rather than wait for a node that may never free
+// up.
 func TestBackfillFragmentedNodes(t *testing.T) {
 	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	st := &elastico.State{Now: now}
@@ -39,7 +41,8 @@ func TestBackfillFragmentedNodes(t *testing.T) {
 		st.Cluster.Nodes = append(st.Cluster.Nodes, n)
 	}
 	one := trainingFamily("small", 100, 1)
-	for i, g := range []string{"n0g0", "n0g1", "n1g0", "n1g1"} {
+	running := []string{"n0g0", "n0g1", "n1g0", "n1g1", "n1g2"}
+	for i, g := range running {
 		st.Jobs = append(st.Jobs, elastico.Job{
 			ID: fmt.Sprintf("run%d", i), Profiles: one, ReferenceBatch: 32, Arrival: now.Add(-time.Hour),
 			Running: &elastico.Assignment{ConfigID: "x1", GPUs: []string{g}},
@@ -61,7 +64,7 @@ func TestBackfillFragmentedNodes(t *testing.T) {
 	if gs := d.Assignment.GPUs; len(gs) != 2 || gs[0][:2] != gs[1][:2] {
 		t.Errorf("the new job runs on %v, want two GPUs of one node", gs)
 	}
-	for i := range 4 {
+	for i := range running {
 		if a := plan.Decisions[i].Assignment; a == nil || a.GPUs[0] != st.Jobs[i].Running.GPUs[0] {
 			t.Errorf("job %s moved or stopped: %v", st.Jobs[i].ID, plan.Decisions[i].Status)
 		}

@@ -175,7 +175,12 @@ type finalState struct {
 	bfJobs                      []int32           // backfill's jobs to try
 	room                        []elastico.GPURef // emptyFor's scratch
 	bfOpts                      []bfOpt           // backfill's scratch
-	maxNode                     int               // the most GPUs a node has
+	consCands                   []consCand        // consolidate's gangs
+	consOwner                   []int32           // per GPU: 1 + its only job, 0: none or several
+	consMoves                   []consMove        // consolidate's scratch
+	consNodes                   []consNode
+	consUndo                    []consUndo
+	maxNode                     int // the most GPUs a node has
 	repackBuf                   []repackFill
 	uf                          []int32 // revertGroups' union-find over GPUs
 	tight                       []int32 // revertGroups' nodes on which a group did not fit back
@@ -212,6 +217,10 @@ type result struct {
 	gpus   [][]elastico.GPURef
 	code   []elastico.Code
 	reason []string
+	// want is, per job, 1 + the family index of the configuration the
+	// market chose for it that the placer found no room for (0: none): what
+	// consolidate tries to make room for.
+	want   []int32
 	prices elastico.Vector
 	slab   []elastico.GPURef
 	score  float64
@@ -344,6 +353,7 @@ func (e *epoch) run(ctx context.Context) (*elastico.Plan, error) {
 	e.restore()
 	e.revertGroups()
 	e.hold()
+	e.consolidate()
 	e.backfill(false) // the GPUs the passes left empty
 	return e.plan(), nil
 }
@@ -368,6 +378,7 @@ func (e *epoch) statusQuo() {
 	b.gpus = slab.Zeroed(b.gpus, n)
 	b.code = slab.Zeroed(b.code, n)
 	b.reason = slab.Zeroed(b.reason, n)
+	b.want = slab.Zeroed(b.want, n)
 	b.prices = e.st.Carry.Prices
 	acc := e.account()
 	for j := range e.jobs {

@@ -9,8 +9,9 @@ import (
 	"github.com/elastico/elastico/pds"
 )
 
-// A gang of two GPUs waits because no node has two GPUs free, and its
-// Status says so; the two running jobs stay where they are.
+// A gang of two GPUs finds no node with two GPUs free: pds moves r1 to
+// the free GPU of node b, which costs r1 a restart and gains the gang a
+// node, and starts the gang on node a.
 func ExampleScheduler_Epoch() {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	gpus := func(node string) []elastico.GPU {
@@ -51,10 +52,10 @@ func ExampleScheduler_Epoch() {
 	}
 	fmt.Println(len(plan.Actions), "actions")
 	// Output:
-	// r1 runs x1 on [a/0]
+	// r1 runs x1 on [b/1]
 	// r2 runs x1 on [b/0]
-	// gang waits: Unplaceable: no node has 2 GPUs with 0.80 SM and 20.0 GiB free each, and 8.0 CPU and 32.0 GiB RAM free
-	// 0 actions
+	// gang runs x2 on [a/0 a/1]
+	// 2 actions
 }
 
 // Each ablation of the paper's Table 5 is a Config switch.

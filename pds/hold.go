@@ -35,10 +35,12 @@ func (e *epoch) hold() {
 	a.gpus = slab.Zeroed(a.gpus, n)
 	a.code = slab.Zeroed(a.code, n)
 	a.reason = slab.Zeroed(a.reason, n)
+	a.want = slab.Zeroed(a.want, n)
 	copy(a.choice, b.choice)
 	copy(a.gpus, b.gpus)
 	copy(a.code, b.code)
 	copy(a.reason, b.reason)
+	copy(a.want, b.want)
 	a.prices = b.prices
 	acc := e.account()
 	for j := range e.jobs {

@@ -272,6 +272,7 @@ func (e *epoch) takePlacement(r *result, m int) error {
 	r.gpus = slab.Zeroed(r.gpus, n)
 	r.code = slab.Zeroed(r.code, n)
 	r.reason = slab.Zeroed(r.reason, n)
+	r.want = slab.Zeroed(r.want, n)
 	r.slab = r.slab[:0]
 	if len(e.place.GPUs) != len(e.items) || len(e.place.Reasons) != len(e.items) {
 		return fmt.Errorf("pds: round %d: placer answered %d GPU sets and %d reasons for %d items", m, len(e.place.GPUs), len(e.place.Reasons), len(e.items))
@@ -290,6 +291,7 @@ func (e *epoch) takePlacement(r *result, m int) error {
 		if gs == nil {
 			r.code[j] = elastico.Unplaceable
 			r.reason[j] = e.place.Reasons[it]
+			r.want[j] = e.itemFam[it] + 1
 			if why := e.keptApart(int32(j)); why != "" {
 				r.code[j] = elastico.Interference
 				r.reason[j] += why
