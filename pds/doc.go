@@ -81,7 +81,7 @@
 // the job's age, whichever is longer (a job is expected to run as long
 // again as it has, Pollux's assumption), and twice its worth while it has run less than Config.MinRunTime since
 // the epoch that started or changed it (Carry.Since). Deferred running
-// jobs keep their places before waiting jobs are admitted. Five final
+// jobs keep their places before waiting jobs are admitted. Seven final
 // passes correct what the market cannot see. repack gives the GPUs of a
 // gang the plan starts to waiting jobs it left out when they are worth more
 // there (the market prices the cluster as a whole; the placer, largest
@@ -99,7 +99,16 @@
 // group with every change on a node where its jobs would not fit back for
 // the CPU or RAM another group took; hold keeps every running job where it
 // runs unless the whole plan's displacements gain more than they cost.
-// backfill then starts waiting jobs on the GPUs the passes left empty.
+// consolidate makes room for each gang the market chose and no node could
+// hold: it moves smaller jobs, and spread jobs' replicas, off the node
+// where that costs least to empty GPUs of other nodes, when the gang gains
+// more than the moved jobs' keepBonus (where every node holds a job or
+// two, a job grown to a node's four GPUs otherwise ran on the one it
+// started on until a node freed up). backfill then starts waiting jobs on
+// the GPUs the passes left empty, and retune gives each job the plan
+// starts, moves or reshapes its most valuable configuration of the same
+// GPU count that fits its GPUs (the market's bids walk down the batch
+// sizes of a count as each finds no node).
 //
 // A pair that already shares a GPU is split only when the rule for
 // keeping a pair (iac.Sharing.Keep: by value, the two do less than

@@ -355,6 +355,7 @@ func (e *epoch) run(ctx context.Context) (*elastico.Plan, error) {
 	e.hold()
 	e.consolidate()
 	e.backfill(false) // the GPUs the passes left empty
+	e.retune()
 	return e.plan(), nil
 }
 
