@@ -38,7 +38,7 @@ const maxConsolidations = 32
 // each found no node (unplacedPenalty), and the node is found now.
 func (e *epoch) consolidate() {
 	b := &e.best
-	if len(b.want) != len(e.jobs) || e.cfg.Ablation.GreedyFirstFit {
+	if len(b.want) != len(e.jobs) {
 		return
 	}
 	maxNode := 0
@@ -79,6 +79,10 @@ func (e *epoch) consolidate() {
 				e.consOwner[g] = int32(j) + 1
 			}
 		}
+	}
+	e.consJobCost = slab.Zeroed(e.consJobCost, len(e.jobs))
+	for j := range e.consJobCost {
+		e.consJobCost[j] = costUnknown
 	}
 	moved := false
 	for _, c := range e.consCands {
@@ -136,31 +140,52 @@ type consMove struct {
 // on GPUs of node n alone (fewer than limit), or spread over nodes (its
 // replicas on n then move to other nodes), on GPUs it has to itself, and
 // has not settled in a calm cluster. It costs its keepBonus if b runs it
-// as the State does, nothing if b restarts it anyway.
+// as the State does, nothing if b restarts it anyway. What does not
+// depend on n is kept in e.consJobCost.
 func (e *epoch) moveCost(b *result, m int32, n int32, limit int) (cost float64, frees int) {
-	js := &e.jobs[m]
-	gs := b.gpus[m]
-	if len(gs) == 0 || e.calmSettled(m) {
+	cost = e.consJobCost[m]
+	if cost == costUnknown {
+		cost = e.jobMoveCost(b, m)
+		e.consJobCost[m] = cost
+	}
+	if cost < 0 {
 		return -1, 0
 	}
+	gs := b.gpus[m]
 	for _, r := range gs {
-		if e.consOwner[e.global(r)] != m+1 {
-			return -1, 0
-		}
 		if int32(r.Node) == n {
 			frees++
 		}
 	}
-	if frees < len(gs) && !js.job.Spread || frees == len(gs) && frees >= limit {
+	if frees < len(gs) && !e.jobs[m].job.Spread || frees == len(gs) && frees >= limit {
 		return -1, 0
+	}
+	return cost, frees
+}
+
+// costUnknown marks a job whose jobMoveCost consolidate has not asked for.
+const costUnknown = -2
+
+// jobMoveCost is moveCost's part that does not depend on the node: what
+// moving job m costs, or −1 if it may not move.
+func (e *epoch) jobMoveCost(b *result, m int32) float64 {
+	js := &e.jobs[m]
+	gs := b.gpus[m]
+	if len(gs) == 0 || e.calmSettled(m) {
+		return -1
+	}
+	for _, r := range gs {
+		if e.consOwner[e.global(r)] != m+1 {
+			return -1 // a shared GPU
+		}
 	}
 	if !js.running || !e.unchanged(b, m) {
-		return 0, frees
+		return 0
 	}
 	if js.curOpt < 0 {
-		return -1, 0
+		return -1
 	}
-	return js.scale * js.keep, frees
+	return js.scale * js.keep
 }
 
 // nodeMoves lists in e.consMoves the jobs that may move off node n to make
@@ -220,6 +245,9 @@ func (e *epoch) consolidateOne(b *result, acc *account, c consCand) bool {
 		}
 		if free >= need && cost < c.gain {
 			e.consNodes = append(e.consNodes, consNode{n, cost})
+			if cost == 0 {
+				break // none cheaper
+			}
 		}
 	}
 	slices.SortStableFunc(e.consNodes, func(a, b consNode) int { return cmp.Compare(a.cost, b.cost) })
@@ -314,6 +342,7 @@ func (e *epoch) consolidateOn(b *result, acc *account, c consCand, n int32) bool
 		return false
 	}
 	for _, u := range e.consUndo {
+		e.consJobCost[u.job] = costUnknown
 		for _, r := range u.gpus {
 			e.consOwner[e.global(r)] = 0
 		}
@@ -327,6 +356,7 @@ func (e *epoch) consolidateOn(b *result, acc *account, c consCand, n int32) bool
 	for _, r := range at {
 		e.consOwner[e.global(r)] = c.j + 1
 	}
+	e.consJobCost[c.j] = costUnknown
 	b.choice[c.j], b.gpus[c.j], b.code[c.j], b.reason[c.j] = c.k, at, elastico.Scheduled, ""
 	b.want[c.j] = 0
 	return true

@@ -179,6 +179,7 @@ type finalState struct {
 	consOwner                   []int32           // per GPU: 1 + its only job, 0: none or several
 	consMoves                   []consMove        // consolidate's scratch
 	consNodes                   []consNode
+	consJobCost                 []float64 // per job: jobMoveCost, or costUnknown
 	consUndo                    []consUndo
 	maxNode                     int // the most GPUs a node has
 	repackBuf                   []repackFill
