@@ -31,15 +31,16 @@ const maxConsolidations = 32
 // anyway. A moved job, like every changed one, is held for MinRunTime and,
 // in a calm cluster, until the jobs change (see calmSettled): it does not
 // move back and forth. Gangs larger than a node, shared GPUs and GPUs held
-// for a waiting job are left alone.
+// for a waiting job are left alone, and so is every job where the host
+// cannot move one (Config.Pinned).
 //
 // The gang runs under its most valuable configuration of the chosen GPU
 // count: the market's choice walked down the batch sizes of that count as
 // each found no node (unplacedPenalty), and the node is found now.
 func (e *epoch) consolidate() {
 	b := &e.best
-	if len(b.want) != len(e.jobs) {
-		return
+	if len(b.want) != len(e.jobs) || e.cfg.Pinned {
+		return // (a Pinned host moves no job)
 	}
 	maxNode := 0
 	for n := range e.st.Cluster.Nodes {

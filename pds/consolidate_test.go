@@ -151,3 +151,30 @@ func TestConsolidateOnlyWhenItPays(t *testing.T) {
 		t.Errorf("with the one-GPU jobs started 10 s ago: %d actions, want none: %v", len(plan.Actions), plan.Actions)
 	}
 }
+
+// TestConsolidatePinned: where the host cannot move a job
+// (Config.Pinned), no job moves to make room for a gang.
+func TestConsolidatePinned(t *testing.T) {
+	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	one := trainingFamily("small", 100, 1)
+	st := &elastico.State{Now: now, Cluster: fourGPUNodes(2), Jobs: []elastico.Job{
+		runningOn("a", one, "x1", now, "n0g0"),
+		runningOn("b", one, "x1", now, "n0g1"),
+		runningOn("c", one, "x1", now, "n1g0"),
+		{ID: "new", Profiles: trainingFamily("big", 100, 1, 2, 4), ReferenceBatch: 32, Arrival: now},
+	}}
+	s, err := New(Config{Clock: fixedClock(), Pinned: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := s.Epoch(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPinned(t, st, plan, nil, iac.Limit{})
+	for i := range 3 {
+		if a := plan.Decisions[i].Assignment; a == nil || a.GPUs[0] != st.Jobs[i].Running.GPUs[0] {
+			t.Errorf("job %s: %v (%v), want it where it runs", st.Jobs[i].ID, a, plan.Decisions[i].Status)
+		}
+	}
+}
