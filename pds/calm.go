@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/elastico/elastico"
+	"github.com/elastico/elastico/internal/slab"
 )
 
 // calmReason is the status of a waiting job the best plan would have
@@ -69,3 +70,50 @@ func (e *epoch) calmSettled(j int32) bool {
 func (e *epoch) keepSince(t time.Time) bool {
 	return e.st.Now.Sub(t) < e.cfg.MinRunTime || !t.Before(e.calmNow.Since)
 }
+
+// freezeSettled bids each settled running job (calmSettled) only where and
+// as it runs, unless the rule for keeping a pair splits a pair it is in:
+// the market then has to find what it still wants to change among the
+// other jobs. revertGroups undoes a group of changes that moves a settled
+// job, but not one it cannot put back (its pair is loud, or the node's CPU
+// went to a change of another such group), and with the market free to
+// move settled jobs, a group that had to split a pair carried other
+// settled jobs along: a chain of three migrations to move one job off a
+// loud neighbour took the CPU another settled job needed to return, and
+// that job went back to the GPUs it had left a minute before (a flap, on
+// Gavel's V100/P100/K80 cluster at load 1.5).
+func (e *epoch) freezeSettled() {
+	if !e.calmOn {
+		return
+	}
+	var loud []int32
+	if e.memo.on() && len(e.sqOff) > 0 {
+		loud = slab.Zeroed(e.fill, len(e.jobs))
+		for g := range int32(e.ngpu) {
+			e.curPairs(g, func(a, b int32, sa, sb float64) {
+				if e.limKeep.Excess(sa, sb, e.capOf(a, e.jobs[a].cur), e.capOf(b, e.jobs[b].cur)) > 0 {
+					loud[a], loud[b] = 1, 1
+				}
+			})
+		}
+		e.fill = loud
+	}
+	for j := range e.jobs {
+		js := &e.jobs[j]
+		if !js.running || js.curOpt < 0 || js.bidder < 0 || loud != nil && loud[j] != 0 || !e.calmSettled(int32(j)) {
+			continue
+		}
+		// Its other options priced out of reach; their learned penalties
+		// are kept for the epochs after the calm.
+		for o := js.first; o < js.first+js.n; o++ {
+			if o != js.curOpt {
+				e.base[o] = frozen
+			}
+		}
+	}
+}
+
+// frozen is the switching cost of a settled job's other options in a calm
+// epoch (freezeSettled): in units of the job's scale, far beyond any
+// option's worth.
+const frozen = 1e6

@@ -43,6 +43,7 @@ func (e *epoch) buildMarket() {
 		e.interferencePenalties()
 		e.since(t, &e.stats.Interference)
 	}
+	e.freezeSettled()
 
 	// The market, its bidders' options sliced from the flat array.
 	e.market.Capacity = e.effCap
