@@ -142,3 +142,44 @@ func calmEpochs(t *testing.T, cl elastico.Cluster, jobs []elastico.Job, now time
 		return p
 	}
 }
+
+// TestCalmFreezesSettledJobs: in a calm epoch a settled job bids only
+// where and as it runs (its other configurations priced out of reach,
+// freezeSettled), so that the market's plan carries no move of it for
+// revertGroups to undo; at the first epoch after a change it bids them
+// all, and takes the better one.
+func TestCalmFreezesSettledJobs(t *testing.T) {
+	job := plainJob("job", 1, 1, 10, 100, day0)
+	better := job.Profiles[0]
+	better.Config.ID, better.Config.BatchSize, better.Throughput = "c2", 128, 200
+	job.Profiles = append(job.Profiles, better)
+	job.ReferenceBatch = 64
+	start := day0.Add(time.Hour)
+	job.Running = &elastico.Assignment{ConfigID: "c", GPUs: []string{"n0-g0"}}
+	jobs := []elastico.Job{job}
+	s, err := New(Config{Clock: fixedClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	epoch := func(c elastico.Calm) *elastico.Plan {
+		t.Helper()
+		st := &elastico.State{Now: start.Add(10 * time.Minute), Cluster: cluster(node("n0", 1, 16)), Jobs: jobs,
+			Carry: elastico.Carry{Since: map[string]time.Time{"job": start}, Calm: c}}
+		p, err := s.Epoch(context.Background(), st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := epoch(calmOf(start, jobs))
+	if len(p.Actions) > 0 {
+		t.Errorf("settled job reshaped with nothing changed: %v", p.Actions)
+	}
+	if got := s.spare.base[1]; got != frozen {
+		t.Errorf("in the calm, the settled job's other configuration costs %g to switch to, want %g (frozen)", got, float64(frozen))
+	}
+	p = epoch(elastico.Calm{})
+	if len(p.Actions) != 1 || p.Decisions[0].Assignment == nil || p.Decisions[0].Assignment.ConfigID != "c2" {
+		t.Errorf("after a change the job does not take its better configuration: %v", p.Actions)
+	}
+}

@@ -125,9 +125,10 @@
 // moved or reshaped since the State's jobs last changed (Carry.Calm says
 // since when) stays as it runs, and a job preempted since then waits,
 // until a job arrives or leaves, unless the State runs it against the
-// rules or the rule for keeping a pair splits it; revertGroups undoes any
-// group of changes that displaces or starts such a job, even one that
-// starts a job whose GPUs are held for it. A plan's moves are
+// rules or the rule for keeping a pair splits it: it bids only where and as
+// it runs (freezeSettled), and revertGroups undoes any group of changes
+// that displaces or starts such a job, even one that starts a job whose
+// GPUs are held for it. A plan's moves are
 // the market's guess at one moment; with nothing changed, a later guess
 // that moves the same jobs again undid the first as often as it improved
 // on it: two jobs swapped back within minutes, or a job preempted at one
