@@ -33,6 +33,28 @@ func runningOn(id string, fam []elastico.Profile, cfg string, now time.Time, gpu
 	}
 }
 
+// fragmented is two 4-GPU nodes, two one-GPU jobs on the first and one on
+// the second, and a newcomer worth far more on four GPUs than on two.
+func fragmented(now time.Time) *elastico.State {
+	one := trainingFamily("small", 100, 1)
+	return &elastico.State{Now: now, Cluster: fourGPUNodes(2), Jobs: []elastico.Job{
+		runningOn("a", one, "x1", now, "n0g0"),
+		runningOn("b", one, "x1", now, "n0g1"),
+		runningOn("c", one, "x1", now, "n1g0"),
+		{ID: "new", Profiles: trainingFamily("big", 100, 1, 2, 4), ReferenceBatch: 32, Arrival: now},
+	}}
+}
+
+// planOf is s's plan for st.
+func planOf(t *testing.T, s *Scheduler, st *elastico.State) *elastico.Plan {
+	t.Helper()
+	plan, err := s.Epoch(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
 // TestConsolidateMovesSmallJobs: two 4-GPU nodes, two one-GPU jobs on
 // the first and one on the second. A newcomer is worth far more on four
 // GPUs than on two: the two jobs of the first node move to the second's
@@ -40,21 +62,12 @@ func runningOn(id string, fam []elastico.Profile, cfg string, now time.Time, gpu
 // epoch, with the plan applied and nothing changed, nothing moves.
 func TestConsolidateMovesSmallJobs(t *testing.T) {
 	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	one := trainingFamily("small", 100, 1)
-	st := &elastico.State{Now: now, Cluster: fourGPUNodes(2), Jobs: []elastico.Job{
-		runningOn("a", one, "x1", now, "n0g0"),
-		runningOn("b", one, "x1", now, "n0g1"),
-		runningOn("c", one, "x1", now, "n1g0"),
-		{ID: "new", Profiles: trainingFamily("big", 100, 1, 2, 4), ReferenceBatch: 32, Arrival: now},
-	}}
+	st := fragmented(now)
 	s, err := New(Config{Clock: fixedClock()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := s.Epoch(context.Background(), st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := planOf(t, s, st)
 	checkPlan(t, st, plan, nil, iac.Limit{})
 	d := plan.Decisions[3]
 	if d.Assignment == nil || d.Assignment.ConfigID != "x4" {
@@ -78,10 +91,7 @@ func TestConsolidateMovesSmallJobs(t *testing.T) {
 
 	next := apply(st, plan)
 	next.Now = now.Add(time.Minute)
-	again, err := s.Epoch(context.Background(), next)
-	if err != nil {
-		t.Fatal(err)
-	}
+	again := planOf(t, s, next)
 	if len(again.Actions) != 0 {
 		t.Errorf("the next epoch, nothing changed, has %d actions: %v", len(again.Actions), again.Actions)
 	}
@@ -156,21 +166,12 @@ func TestConsolidateOnlyWhenItPays(t *testing.T) {
 // (Config.Pinned), no job moves to make room for a gang.
 func TestConsolidatePinned(t *testing.T) {
 	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	one := trainingFamily("small", 100, 1)
-	st := &elastico.State{Now: now, Cluster: fourGPUNodes(2), Jobs: []elastico.Job{
-		runningOn("a", one, "x1", now, "n0g0"),
-		runningOn("b", one, "x1", now, "n0g1"),
-		runningOn("c", one, "x1", now, "n1g0"),
-		{ID: "new", Profiles: trainingFamily("big", 100, 1, 2, 4), ReferenceBatch: 32, Arrival: now},
-	}}
+	st := fragmented(now)
 	s, err := New(Config{Clock: fixedClock(), Pinned: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := s.Epoch(context.Background(), st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := planOf(t, s, st)
 	checkPinned(t, st, plan, nil, iac.Limit{})
 	for i := range 3 {
 		if a := plan.Decisions[i].Assignment; a == nil || a.GPUs[0] != st.Jobs[i].Running.GPUs[0] {
