@@ -23,7 +23,8 @@ const maxConsolidations = 32
 // A gang takes the node where the moves cost least: the node's empty GPUs
 // and its own, then the GPUs of jobs that run on that node alone, each of
 // which moves, whole, to empty GPUs of one other node (the fullest that
-// fits, as backfill chooses). It does so only if what it gains, its value
+// fits, as backfill chooses), and of spread jobs, whose replicas there
+// move to empty GPUs of other nodes. It does so only if what it gains, its value
 // under the chosen GPU count less its value in the plan (and its own
 // keepBonus if it runs as before), exceeds what the moves cost: the
 // keepBonus of each moved job that runs as before, which holds a job moved
@@ -200,7 +201,7 @@ func (e *epoch) nodeMoves(b *result, acc *account, c consCand, n int32) (free in
 	for k := range gs {
 		hw := &gs[k]
 		g := e.nodeFirst[n] + int32(k)
-		if !p.RunsOn(hw.Model) || over(p.Demand.GPUMemory, hw.Memory) || over(p.Demand.SM, e.overs) || len(e.resvGPU) > 0 && e.resvGPU[g] {
+		if !e.takes(p, g, hw) {
 			continue
 		}
 		o := e.consOwner[g] - 1
@@ -220,6 +221,12 @@ func (e *epoch) nodeMoves(b *result, acc *account, c consCand, n int32) (free in
 		return cmp.Compare(a.cost/float64(a.gpus), b.cost/float64(b.gpus))
 	})
 	return free
+}
+
+// takes reports whether GPU g (hw) may hold a replica of profile p on its
+// own: its model and memory, and not held for a waiting job.
+func (e *epoch) takes(p *elastico.Profile, g int32, hw *elastico.GPU) bool {
+	return p.RunsOn(hw.Model) && !over(p.Demand.GPUMemory, hw.Memory) && !over(p.Demand.SM, e.overs) && (len(e.resvGPU) == 0 || !e.resvGPU[g])
 }
 
 // consolidateOne puts gang c on one node of plan b (and acc), moving the
@@ -331,7 +338,7 @@ func (e *epoch) consolidateOn(b *result, acc *account, c consCand, n int32) bool
 	gs := e.st.Cluster.Nodes[n].GPUs
 	for k := range gs {
 		g := e.nodeFirst[n] + int32(k)
-		if len(at) < need && acc.jobs[g] == 0 && p.RunsOn(gs[k].Model) && !over(p.Demand.GPUMemory, gs[k].Memory) && (len(e.resvGPU) == 0 || !e.resvGPU[g]) {
+		if len(at) < need && acc.jobs[g] == 0 && e.takes(p, g, &gs[k]) {
 			at = append(at, elastico.GPURef{Node: int(n), GPU: k})
 		}
 	}
