@@ -56,10 +56,7 @@ func (e *epoch) backfill(onlyUnplaced bool) {
 		return
 	}
 	acc := e.accountOf(b)
-	e.maxNode = 0
-	for n := range e.st.Cluster.Nodes {
-		e.maxNode = max(e.maxNode, len(e.st.Cluster.Nodes[n].GPUs))
-	}
+	e.maxNode = e.mostGPUsPerNode()
 	tried := 0
 	for _, j := range e.bfJobs {
 		if len(e.emptyGPU) == 0 || tried == maxBackfillCandidates {

@@ -91,7 +91,7 @@ func (e *epoch) freezeSettled() {
 		loud = slab.Zeroed(e.fill, len(e.jobs))
 		for g := range int32(e.ngpu) {
 			e.curPairs(g, func(a, b int32, sa, sb float64) {
-				if e.limKeep.Excess(sa, sb, e.capOf(a, e.jobs[a].cur), e.capOf(b, e.jobs[b].cur)) > 0 {
+				if e.keepExcess(a, b, sa, sb) > 0 {
 					loud[a], loud[b] = 1, 1
 				}
 			})
@@ -117,3 +117,10 @@ func (e *epoch) freezeSettled() {
 // epoch (freezeSettled): in units of the job's scale, far beyond any
 // option's worth.
 const frozen = 1e6
+
+// keepExcess is how far running jobs a and b, sharing a GPU as the State
+// runs them with predicted slowdowns sa and sb, are outside the rule for
+// keeping a pair (iac.Sharing.Keep), each within its own limit.
+func (e *epoch) keepExcess(a, b int32, sa, sb float64) float64 {
+	return e.limKeep.Excess(sa, sb, e.capOf(a, e.jobs[a].cur), e.capOf(b, e.jobs[b].cur))
+}

@@ -43,10 +43,7 @@ func (e *epoch) consolidate() {
 	if len(b.want) != len(e.jobs) || e.cfg.Pinned {
 		return // (a Pinned host moves no job)
 	}
-	maxNode := 0
-	for n := range e.st.Cluster.Nodes {
-		maxNode = max(maxNode, len(e.st.Cluster.Nodes[n].GPUs))
-	}
+	maxNode := e.mostGPUsPerNode()
 	e.consCands = e.consCands[:0]
 	for j := range e.jobs {
 		k := e.bestOfCount(int32(j), b.want[j]-1)
@@ -95,6 +92,15 @@ func (e *epoch) consolidate() {
 	if moved {
 		b.score = e.score(b)
 	}
+}
+
+// mostGPUsPerNode returns the most GPUs a node of the cluster has.
+func (e *epoch) mostGPUsPerNode() int {
+	m := 0
+	for n := range e.st.Cluster.Nodes {
+		m = max(m, len(e.st.Cluster.Nodes[n].GPUs))
+	}
+	return m
 }
 
 // bestOfCount returns job j's most valuable configuration (family index)

@@ -316,7 +316,7 @@ func (e *epoch) revertRound(b *result) bool {
 				continue
 			}
 			e.curPairs(g, func(a, b int32, sa, sb float64) {
-				if e.limKeep.Excess(sa, sb, e.capOf(a, e.jobs[a].cur), e.capOf(b, e.jobs[b].cur)) > 0 {
+				if e.keepExcess(a, b, sa, sb) > 0 {
 					e.blocked[root] = true
 				}
 			})

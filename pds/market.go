@@ -433,7 +433,7 @@ func (e *epoch) interferencePenalties() {
 			continue
 		}
 		e.curPairs(g, func(a, b int32, sa, sb float64) {
-			if e.limKeep.Excess(sa, sb, e.capOf(a, e.jobs[a].cur), e.capOf(b, e.jobs[b].cur)) <= near || e.sharedBefore(a, b, g) {
+			if e.keepExcess(a, b, sa, sb) <= near || e.sharedBefore(a, b, g) {
 				return
 			}
 			e.pairPenalty(a, b)

@@ -35,10 +35,10 @@ func (e *epoch) retune() {
 		if shared {
 			continue
 		}
-		prof := &e.jobs[j].job.Profiles
-		acc.sub(gs, &(*prof)[k])
-		if acc.add(gs, &(*prof)[best]) != "" {
-			acc.add(gs, &(*prof)[k])
+		ps := e.jobs[j].job.Profiles
+		acc.sub(gs, &ps[k])
+		if acc.add(gs, &ps[best]) != "" {
+			acc.add(gs, &ps[k])
 			continue
 		}
 		b.choice[j] = best
